@@ -1,0 +1,31 @@
+"""cuvil_bc: compile numeric Python functions to native code with CPython's exact results.
+
+    import cuvil_bc
+
+    @cuvil_bc.compile
+    def f(n):
+        ...
+
+Importing this package is cheap: nothing heavy (the bytecode decoder, llvmlite) is
+imported until the first function is compiled.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from .errors import CompileError
+
+__version__ = "0.1.0"
+__all__ = ["compile", "CompileError", "__version__"]
+
+
+def compile(fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False) -> Any:
+    """Compile a function to native code (see `cuvil_bc.dispatcher.compile`).
+
+    Works as ``@compile``, ``@compile(strict=True, signatures=["(int, float)"])`` and
+    ``compile(f)``. Returns a dispatcher that behaves like the function.
+    """
+    from .dispatcher import compile as _compile
+
+    return _compile(fn, signatures=signatures, strict=strict)

@@ -1,0 +1,178 @@
+"""The compiler driver: Python function + argument types -> native entry point.
+
+    decode -> cfg -> ir (build, optimize) -> specialize (globals, call binding)
+           -> typing (infer, per signature) -> ir (optimize typed) -> lower -> JIT
+
+`Compiler.typed` is recursion-aware: a call back into a specialisation that is still
+being typed sees its return type so far, and the outer one iterates until that type is
+stable. Specialisations typed against a provisional answer are not cached.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import types as pytypes
+from dataclasses import dataclass, field
+
+from .cfg import build_cfg
+from .decode import decode
+from .errors import CompileError, Unsupported
+from .ir import build_ir, format_function
+from .ir.function import Function
+from .ir.pipeline import optimize
+from .typing.infer import infer
+from .typing.specialize import Guard, bind_calls, function_guards, resolve_globals
+from .typing.types import BOTTOM, Type, format_signature
+
+_symbols = itertools.count()
+
+
+@dataclass(eq=False)
+class Specialization:
+    pyfunc: pytypes.FunctionType
+    argtypes: tuple[Type, ...]
+    symbol: str
+    return_type: Type = BOTTOM
+    fn: Function | None = None
+    guards: list[Guard] = field(default_factory=list)
+    callees: list["Specialization"] = field(default_factory=list)
+    recursive: bool = False
+    provisional: bool = False
+    lowered: bool = False
+    entry: str | None = None
+    llvm: str = ""
+    asm: str = ""
+
+    @property
+    def signature(self) -> str:
+        return format_signature(self.argtypes)
+
+    def all_guards(self) -> list[Guard]:
+        seen: set[int] = set()
+        out: list[Guard] = []
+        work = [self]
+        while work:
+            s = work.pop()
+            if id(s) in seen:
+                continue
+            seen.add(id(s))
+            out.extend(s.guards)
+            work.extend(s.callees)
+        return out
+
+    def ir_text(self) -> str:
+        return format_function(self.fn) if self.fn is not None else ""
+
+
+class Compiler:
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.done: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
+        self.in_progress: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
+        self.stack: list[Specialization] = []
+
+    # -- typing ---------------------------------------------------------------------
+
+    def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type:
+        spec = self.typed(func, argtypes)
+        if self.stack and spec not in self.stack[-1].callees:
+            self.stack[-1].callees.append(spec)
+        return spec.return_type
+
+    def typed(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
+        key = (pyfunc, argtypes)
+        cached = self.done.get(key)
+        if cached is not None and all(g.holds() for g in cached.all_guards()):
+            return cached
+        running = self.in_progress.get(key)
+        if running is not None:
+            running.recursive = True
+            for s in self.stack[self.stack.index(running) + 1 :]:
+                s.provisional = True
+            return running
+        spec = Specialization(pyfunc, argtypes, f"cb.{pyfunc.__qualname__}.{next(_symbols)}")
+        self.in_progress[key] = spec
+        self.stack.append(spec)
+        try:
+            fn = build_ir(build_cfg(decode(pyfunc.__code__)))
+            optimize(fn)
+            spec.guards = function_guards(pyfunc) + resolve_globals(fn, pyfunc)
+            bind_calls(fn)
+            optimize(fn)
+            for _ in range(20):
+                spec.callees = []
+                ret = infer(fn, argtypes, self)
+                if ret == spec.return_type:
+                    break
+                spec.return_type = ret
+                if not spec.recursive:
+                    break
+            else:
+                raise Unsupported("the return type of a recursive function did not settle", fn.location())
+            optimize(fn, typed=True)
+            spec.fn = fn
+        finally:
+            self.stack.pop()
+            del self.in_progress[key]
+        if not spec.provisional:
+            self.done[key] = spec
+        return spec
+
+    # -- lowering -------------------------------------------------------------------
+
+    def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
+        """Type, lower and JIT-compile `pyfunc` for `argtypes` (and what it calls)."""
+        from .lower.codegen import FunctionLowering, emit_entry
+        from .lower.jit import get_jit
+
+        with self.lock:
+            spec = self.typed(pyfunc, argtypes)
+            if spec.entry is not None:
+                return spec
+            jit = get_jit()
+            module = jit.new_module(spec.symbol)
+            pending = self._unlowered(spec)
+            for s in pending:
+                assert s.fn is not None
+                try:
+                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s)).run()
+                except CompileError as e:
+                    raise e.at(s.fn.location())
+            spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            optimized, asm = jit.compile(module)
+            for s in pending:
+                s.lowered = True
+            spec.llvm, spec.asm = optimized, asm
+            return spec
+
+    def _unlowered(self, spec: Specialization) -> list[Specialization]:
+        out: list[Specialization] = []
+        seen: set[int] = set()
+        work = [spec]
+        while work:
+            s = work.pop()
+            if id(s) in seen or s.lowered:
+                continue
+            seen.add(id(s))
+            out.append(s)
+            work.extend(s.callees)
+        return out
+
+
+class _Callees:
+    """Finds, for the lowering of one specialisation, the callees its typing chose."""
+
+    def __init__(self, spec: Specialization) -> None:
+        self.spec = spec
+
+    def callee(self, func: object, argtypes: tuple[Type, ...]) -> Specialization:
+        if func is self.spec.pyfunc and argtypes == self.spec.argtypes:
+            return self.spec
+        for c in self.spec.callees:
+            if c.pyfunc is func and c.argtypes == argtypes:
+                return c
+        raise AssertionError(f"callee {func} {argtypes} was not typed")
+
+
+COMPILER = Compiler()

@@ -1,0 +1,238 @@
+"""The dispatcher that `cuvil_bc.compile` returns.
+
+A call picks the native specialisation for its argument types (compiling it on first
+use), checks that the globals it was compiled against are unchanged, and calls the
+native entry point through cffi, which releases the GIL for the duration. If anything
+stands in the way (an unsupported type or construct, an int beyond int64, a guard that
+fails inside native code) the original Python function runs instead, so the result is
+always CPython's.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+import time
+import types as pytypes
+import warnings
+from typing import Any, Callable
+
+from .compiler import COMPILER, Specialization
+from .errors import CompileError
+from .typing.types import BOOL, FLOAT, INT, NONE, TupleType, Type, format_signature, parse_signature, typeof
+
+_SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
+
+
+class _Native:
+    """One compiled specialisation, ready to call."""
+
+    def __init__(self, spec: Specialization) -> None:
+        from .lower.boxing import make_boxer, make_flattener
+        from .lower.jit import get_jit
+        from .lower.runtime import ffi
+        from .lower.ltypes import c_param_types, words
+
+        self.spec = spec
+        params = [c for t in spec.argtypes for c in c_param_types(t)]
+        ctype = f"int32_t(*)({', '.join(params + ['cb_word *'])})"
+        assert spec.entry is not None
+        self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
+        self.nwords = max(1, words(spec.return_type))
+        self.box = make_boxer(spec.return_type)
+        self.flatten = make_flattener(spec.argtypes)
+        self.ffi = ffi
+        self.local = threading.local()
+
+    def out(self) -> Any:
+        buf = getattr(self.local, "buf", None)
+        if buf is None:
+            buf = self.local.buf = self.ffi.new("cb_word[]", self.nwords)
+        return buf
+
+
+class Dispatcher:
+    def __init__(self, pyfunc: pytypes.FunctionType, *, signatures: list[str] | None = None, strict: bool = False) -> None:
+        if not isinstance(pyfunc, pytypes.FunctionType):
+            raise TypeError(f"cuvil_bc.compile needs a Python function, not {type(pyfunc).__name__}")
+        functools.update_wrapper(self, pyfunc)
+        self.py_func = pyfunc
+        self.strict = strict
+        self.__signature__ = inspect.signature(pyfunc)
+        self._nparams = pyfunc.__code__.co_argcount
+        self._simple = not (pyfunc.__code__.co_flags & 0x0C) and pyfunc.__code__.co_kwonlyargcount == 0
+        self._native: dict[tuple[object, ...], _Native] = {}
+        self._failed: dict[tuple[object, ...], str] = {}
+        self._guards: list[Any] = []
+        self._lock = threading.RLock()
+        self._warned = False
+        self._last_deopt: str | None = None
+        self.stats: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0}
+        for sig in signatures or ():
+            argtypes = parse_signature(sig)
+            self._compile(argtypes, argtypes)
+
+    # -- calling --------------------------------------------------------------------
+
+    def __get__(self, obj: object, objtype: type | None = None) -> Any:
+        return self if obj is None else pytypes.MethodType(self, obj)
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if kwargs or len(args) != self._nparams or not self._simple:
+            try:
+                bound = self.__signature__.bind(*args, **kwargs)
+            except TypeError:
+                return self.py_func(*args, **kwargs)  # raises CPython's own TypeError
+            if not self._simple:
+                return self._interpret(args, kwargs)
+            bound.apply_defaults()
+            args = tuple(bound.arguments.values())
+            kwargs = {}
+        key = tuple([type(a) if type(a) is not tuple else typeof_or_none(a) for a in args])
+        native = self._native.get(key)
+        if native is None:
+            native = self._compile_for(key, args)
+            if native is None:
+                return self._interpret(args, kwargs)
+        for g in self._guards:
+            if not g.holds():
+                self._invalidate()
+                return self(*args)
+        out = native.out()
+        try:
+            status = native.cfunc(*native.flatten(args), out)
+        except (OverflowError, TypeError):
+            return self._interpret(args, kwargs)  # an int beyond int64
+        if status:
+            self.stats["deopts"] += 1
+            self._last_deopt = _deopt_text(self.py_func)
+            return self._interpret(args, kwargs)
+        self.stats["native_calls"] += 1
+        return native.box(out)
+
+    def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.stats["interpreted_calls"] += 1
+        return self.py_func(*args, **kwargs)
+
+    # -- compiling ------------------------------------------------------------------
+
+    def _compile_for(self, key: tuple[object, ...], args: tuple[Any, ...]) -> _Native | None:
+        if key in self._failed or any(k is None for k in key):
+            return None
+        argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in key)
+        if not all(isinstance(t, (TupleType, type(INT))) for t in argtypes):
+            self._failed[key] = "argument of type " + ", ".join(
+                getattr(k, "__name__", str(k)) for k in key if not isinstance(k, (TupleType, type(INT))) and k not in _SCALARS
+            )
+            if self.strict:
+                raise CompileError(self._failed[key], _def_location(self.py_func))
+            return None
+        return self._compile(key, argtypes)  # type: ignore[arg-type]
+
+    def _compile(self, key: tuple[object, ...], argtypes: tuple[Type, ...]) -> _Native | None:
+        with self._lock:
+            if key in self._native:
+                return self._native[key]
+            start = time.perf_counter()
+            try:
+                spec = COMPILER.compile(self.py_func, argtypes)
+                native = _Native(spec)
+            except CompileError as e:
+                self._failed[key] = str(e)
+                if self.strict:
+                    raise
+                return None
+            except Exception as e:  # an internal compiler error: never crash the program
+                self._failed[key] = f"internal compiler error: {type(e).__name__}: {e}"
+                if self.strict:
+                    raise CompileError(self._failed[key], _def_location(self.py_func)) from e
+                if not self._warned:
+                    self._warned = True
+                    warnings.warn(
+                        f"cuvil_bc: {self.py_func.__qualname__} runs interpreted: {self._failed[key]}",
+                        RuntimeWarning,
+                        stacklevel=3,
+                    )
+                return None
+            finally:
+                self.stats["compile_seconds"] += time.perf_counter() - start
+            self._native[key] = native
+            for g in spec.all_guards():
+                if g.namespace is not self.py_func and g not in self._guards:
+                    self._guards.append(g)
+            return native
+
+    def _invalidate(self) -> None:
+        with self._lock:
+            self._native.clear()
+            self._failed.clear()
+            self._guards = []
+
+    # -- introspection --------------------------------------------------------------
+
+    @property
+    def signatures(self) -> list[str]:
+        return [n.spec.signature for n in self._native.values()]
+
+    def explain(self) -> str:
+        lines = [f"{self.py_func.__qualname__}:"]
+        for n in self._native.values():
+            lines.append(f"  {n.spec.signature}: native")
+        for key, reason in self._failed.items():
+            lines.append(f"  {_key_text(key)}: interpreted: {reason}")
+        if self._last_deopt:
+            lines.append(f"  last deoptimisation: {self._last_deopt}")
+        if len(lines) == 1:
+            lines.append("  not called yet")
+        return "\n".join(lines)
+
+    def _spec(self, signature: str | None) -> list[Specialization]:
+        specs = [n.spec for n in self._native.values()]
+        if signature is None:
+            return specs
+        wanted = format_signature(parse_signature(signature))
+        return [s for s in specs if s.signature == wanted]
+
+    def inspect_ir(self, signature: str | None = None) -> str:
+        return "\n\n".join(s.ir_text() for s in self._spec(signature))
+
+    def inspect_llvm(self, signature: str | None = None) -> str:
+        return "\n\n".join(s.llvm for s in self._spec(signature))
+
+    def inspect_asm(self, signature: str | None = None) -> str:
+        return "\n\n".join(s.asm for s in self._spec(signature))
+
+    def __repr__(self) -> str:
+        return f"<cuvil_bc dispatcher for {self.py_func.__qualname__}>"
+
+
+def typeof_or_none(value: tuple[Any, ...]) -> Type | None:
+    try:
+        return typeof(value)
+    except CompileError:
+        return None
+
+
+def _key_text(key: tuple[object, ...]) -> str:
+    return "(" + ", ".join(getattr(k, "__name__", str(k)) for k in key) + ")"
+
+
+def _def_location(fn: pytypes.FunctionType) -> str:
+    return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+
+
+def _deopt_text(fn: pytypes.FunctionType) -> str:
+    from .lower.runtime import take_deopt_line
+
+    line = take_deopt_line()
+    return f"guard failed at line {line}; CPython ran the call" if line else "a callee deoptimised"
+
+
+def compile(
+    fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False
+) -> Any:
+    """Compile `fn` to native code: ``@compile``, ``@compile(strict=True)`` or ``compile(f)``."""
+    if fn is None:
+        return lambda f: Dispatcher(f, signatures=signatures, strict=strict)  # type: ignore[arg-type]
+    return Dispatcher(fn, signatures=signatures, strict=strict)  # type: ignore[arg-type]

@@ -1,0 +1,30 @@
+"""Errors that cuvil_bc reports to its users.
+
+`CompileError` is the one public error: it names the source location and the construct
+or type that stopped compilation. Inside the compiler, every layer raises it (or its
+subclass `Unsupported`) so that the dispatcher can turn it into a fallback with a reason.
+"""
+
+from __future__ import annotations
+
+
+class CompileError(Exception):
+    """A function (or one signature of it) cannot be compiled natively.
+
+    `location` is ``"file:line"`` where known; `construct` says what stopped compilation.
+    """
+
+    def __init__(self, construct: str, location: str | None = None) -> None:
+        self.construct = construct
+        self.location = location
+        super().__init__(f"{location}: {construct}" if location else construct)
+
+    def at(self, location: str | None) -> "CompileError":
+        """Return this error with `location` filled in if it had none."""
+        if self.location is None and location is not None:
+            return type(self)(self.construct, location)
+        return self
+
+
+class Unsupported(CompileError):
+    """The construct is outside what cuvil_bc compiles; the interpreter runs it instead."""

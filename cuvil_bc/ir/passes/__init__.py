@@ -1,0 +1,1 @@
+"""IR passes, one per module, each with ``run(fn) -> changed``."""

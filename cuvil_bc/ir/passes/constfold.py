@@ -1,0 +1,113 @@
+"""Constant folding with CPython's semantics.
+
+An op whose operands are all constants is evaluated by CPython itself (the same
+operator, builtin or `math` function), so the folded value is exactly CPython's. An
+evaluation that raises is left alone: the op must still raise at run time.
+
+    %1 = binop 2 ** 10      ->   (uses of %1 now use 1024)
+    %2 = binop 1 // 0       ->   unchanged
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+from typing import Callable
+
+from .. import ops as O
+from ..function import Function
+from ..purity import CONSTANT_MODULES, foldable_result, is_pure_callable
+
+BINARY: dict[str, Callable[[object, object], object]] = {
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
+    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "<<": operator.lshift,
+    ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
+}
+UNARY: dict[str, Callable[[object], object]] = {
+    "-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_,
+}
+COMPARE: dict[str, Callable[[object, object], object]] = {
+    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
+    ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
+    "in": lambda a, b: operator.contains(b, a), "not in": lambda a, b: not operator.contains(b, a),
+}
+
+_NOFOLD = object()
+
+
+def _too_big(op: O.BinOp, a: object, b: object) -> bool:
+    """Refuse to evaluate operations whose result could be huge (2 ** 10**9)."""
+    if op.op in ("**", "<<") and isinstance(a, int) and isinstance(b, int):
+        return b > 256 or (op.op == "**" and abs(a).bit_length() * max(b, 0) > 4096)
+    if op.op == "*" and (isinstance(a, tuple) or isinstance(b, tuple)):
+        return True
+    return False
+
+
+def fold(op: O.Op) -> object:
+    """The constant value of `op`, or `_NOFOLD`."""
+    vals = []
+    for v in op.operands():
+        if not isinstance(v, O.Const):
+            return _NOFOLD
+        vals.append(v.value)
+    try:
+        if isinstance(op, O.BinOp):
+            if _too_big(op, *vals):
+                return _NOFOLD
+            result = BINARY[op.op](*vals)
+        elif isinstance(op, O.UnaryOp):
+            result = UNARY[op.op](*vals)
+        elif isinstance(op, O.Compare):
+            if op.op in ("is", "is not") and not all(v is None or isinstance(v, bool) for v in vals):
+                return _NOFOLD  # identity of other objects is an implementation detail
+            result = COMPARE[op.op](*vals)
+        elif isinstance(op, O.Truth):
+            result = bool(vals[0])
+        elif isinstance(op, O.BuildTuple):
+            result = tuple(vals)
+        elif isinstance(op, O.TupleGet):
+            result = vals[0][op.index]  # type: ignore[index]
+        elif isinstance(op, O.Unpack):
+            if not isinstance(vals[0], tuple) or len(vals[0]) != op.count:
+                return _NOFOLD
+            result = vals[0]
+        elif isinstance(op, O.Subscript):
+            if not isinstance(vals[0], tuple):
+                return _NOFOLD
+            result = vals[0][vals[1]]  # type: ignore[index]
+        elif isinstance(op, O.LoadAttr):
+            if not any(vals[0] is m for m in CONSTANT_MODULES):
+                return _NOFOLD
+            return getattr(vals[0], op.name)  # a known module's function or constant
+        elif isinstance(op, O.Call):
+            func, *args = vals
+            if not is_pure_callable(func) or isinstance(func, type) and issubclass(func, BaseException):
+                return _NOFOLD
+            npos = len(args) - len(op.kwnames)
+            result = func(*args[:npos], **dict(zip(op.kwnames, args[npos:])))  # type: ignore[operator]
+        else:
+            return _NOFOLD
+    except Exception:
+        return _NOFOLD
+    return result if foldable_result(result) else _NOFOLD
+
+
+def run(fn: Function) -> bool:
+    changed = False
+    for block in fn.blocks:
+        for op in list(block.ops):
+            if isinstance(op, O.ControlOp):
+                continue
+            # Phis whose operands are all the same constant fold too (copyprop handles
+            # the general case, this keeps the pipeline's fixpoint short).
+            value = fold(op) if not isinstance(op, O.Phi) else _NOFOLD
+            if value is _NOFOLD:
+                continue
+            fn.replace_all_uses(op, O.Const(value))
+            block.ops.remove(op)
+            changed = True
+    return changed
+
+
+__all__ = ["run", "fold", "types"]

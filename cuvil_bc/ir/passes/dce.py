@@ -1,0 +1,46 @@
+"""Dead-code elimination: remove ops whose results are unused and that cannot have an
+effect. An op "can have an effect" if it is impure or may raise; whether it may raise
+depends on its operand types, so the pass removes more once the IR is typed.
+
+    %4 = binop a // b    (unused, untyped)   ->   kept: b may be 0
+    %4: float = binop x * 2.0  (unused)      ->   removed
+"""
+
+from __future__ import annotations
+
+from .. import ops as O
+from ..function import Function
+
+
+def removable(op: O.Op) -> bool:
+    if isinstance(op, (O.Phi, O.IterValue)):
+        return True
+    if not op.pure:
+        return False
+    if isinstance(op, O.Call) and isinstance(op.func, O.Const):
+        from ..purity import is_pure_callable
+
+        if is_pure_callable(op.func.value) and isinstance(op.func.value, type):
+            return True  # building an exception object
+    from ...typing.effects import may_raise  # typing knows which typed ops can raise
+
+    return not may_raise(op)
+
+
+def run(fn: Function) -> bool:
+    live: set[O.Op] = set()
+    work: list[O.Op] = [op for op in fn.ops() if not removable(op)]
+    live.update(work)
+    while work:
+        op = work.pop()
+        for v in op.operands():
+            if isinstance(v, O.Op) and v not in live:
+                live.add(v)
+                work.append(v)
+    changed = False
+    for block in fn.blocks:
+        kept = [op for op in block.ops if op in live]
+        if len(kept) != len(block.ops):
+            block.ops = kept
+            changed = True
+    return changed

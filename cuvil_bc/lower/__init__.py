@@ -1,0 +1,1 @@
+"""lower: typed IR -> LLVM IR (llvmlite.ir) -> native code through the JIT."""

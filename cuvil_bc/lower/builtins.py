@@ -1,0 +1,301 @@
+"""Lowering of the builtins and `math` functions in `typing/signatures.py`, keyed by
+the same names. Each takes concrete argument types (unions are already split)."""
+
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from llvmlite import ir
+
+from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
+from ..typing.types import BOOL, FLOAT, INT, TupleType, Type
+from .emitter import Emitter, Typed
+from .ltypes import F64, I1, I32, I64, I128, llvm_type
+from .numeric import binop, compare, truth
+
+Lowering = Callable[[Emitter, list[Typed], Type], Typed]
+TWO63 = 2.0**63
+
+
+def _finite(em: Emitter, x: ir.Value) -> ir.Value:
+    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
+def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
+    """An integral double as int64; NaN, infinities and big values deoptimise."""
+    b = em.builder
+    inside = b.and_(b.fcmp_ordered(">=", x, em.f64(-TWO63)), b.fcmp_ordered("<", x, em.f64(TWO63)))
+    em.deopt_if(b.not_(inside))
+    return b.fptosi(x, I64)
+
+
+def _abs(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    (a,) = args
+    if a[1] == FLOAT:
+        return em.intrinsic("llvm.fabs.f64", F64, [a[0]]), FLOAT
+    x = em.as_int(a)
+    neg = em.builder.icmp_signed("<", x, em.i64(0))
+    return em.builder.select(neg, em.checked("ssub", em.i64(0), x), x), INT
+
+
+def _minmax_mixed(op: str) -> Lowering:
+    """min/max over arguments of different types: compare concrete values pairwise,
+    keeping the winner's index, then select the winner represented as the union."""
+
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        b = em.builder
+        if all(a[1] == result for a in args):
+            best = args[0]
+            for item in args[1:]:
+                best = (b.select(compare(em, op, item, best), item[0], best[0]), result)
+            return best
+        # Mixed concrete types: keep a union-typed running best and compare each item
+        # against every possible type of the best so far.
+        best_val = em.coerce(args[0][0], args[0][1], result)
+        for item in args[1:]:
+            better = em.split([(best_val, result)], _bool_type(), lambda vs, item=item: (compare(em, op, item, vs[0]), BOOL))
+            best_val = b.select(better, em.coerce(item[0], item[1], result), best_val)
+        return best_val, result
+
+    return lower
+
+
+def _bool_type() -> Type:
+    return BOOL
+
+
+def _int(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    (a,) = args
+    if a[1] == FLOAT:
+        return float_to_int(em, em.intrinsic("llvm.trunc.f64", F64, [a[0]])), INT
+    return em.as_int(a), INT
+
+
+def _float(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    return em.as_float(args[0]), FLOAT
+
+
+def _bool(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    return truth(em, args[0]), BOOL
+
+
+def _round(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    (a,) = args
+    if a[1] != FLOAT:
+        return em.as_int(a), INT
+    return float_to_int(em, em.intrinsic("llvm.roundeven.f64", F64, [a[0]])), INT
+
+
+def _divmod(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    assert isinstance(result, TupleType)
+    q = binop(em, "//", args[0], args[1], result.items[0])
+    r = binop(em, "%", args[0], args[1], result.items[1])
+    out = ir.Constant(llvm_type(result), ir.Undefined)
+    out = em.builder.insert_value(out, q[0], 0)
+    return em.builder.insert_value(out, r[0], 1), result
+
+
+def _pow(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    if len(args) == 2:
+        return binop(em, "**", args[0], args[1], result)
+    return _powmod(em, *(em.as_int(a) for a in args)), INT
+
+
+def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Value:
+    """pow(base, exp, mod) for exp >= 0 with 128-bit products; the result takes the
+    sign of mod, as in CPython. A zero modulus or negative exponent deoptimises."""
+    b = em.builder
+    em.deopt_if(b.icmp_signed("==", mod, em.i64(0)))
+    em.deopt_if(b.icmp_signed("<", exp, em.i64(0)))
+    em.deopt_if(b.icmp_signed("==", mod, em.i64(-(2**63))))
+    m = b.select(b.icmp_signed("<", mod, em.i64(0)), b.sub(em.i64(0), mod), mod)
+    r0 = b.srem(base, m)
+    r0 = b.select(b.icmp_signed("<", r0, em.i64(0)), b.add(r0, m), r0)
+    m128 = b.zext(m, I128)
+    entry = b.block
+    loop = em.block("powmod.loop")
+    body = em.block("powmod.body")
+    done = em.block("powmod.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    acc = b.phi(I64)
+    bas = b.phi(I64)
+    e = b.phi(I64)
+    acc.add_incoming(b.urem(em.i64(1), m), entry)
+    bas.add_incoming(r0, entry)
+    e.add_incoming(exp, entry)
+    b.cbranch(b.icmp_signed("==", e, em.i64(0)), done, body)
+    b.position_at_end(body)
+
+    def mulmod(x: ir.Value, y: ir.Value) -> ir.Value:
+        return b.trunc(b.urem(b.mul(b.zext(x, I128), b.zext(y, I128)), m128), I64)
+
+    acc2 = b.select(b.trunc(e, I1), mulmod(acc, bas), acc)
+    acc.add_incoming(acc2, body)
+    bas.add_incoming(mulmod(bas, bas), body)
+    e.add_incoming(b.lshr(e, em.i64(1)), body)
+    b.branch(loop)
+    b.position_at_end(done)
+    negative = b.and_(b.icmp_signed("<", mod, em.i64(0)), b.icmp_signed("!=", acc, em.i64(0)))
+    return b.select(negative, b.sub(acc, m), acc)
+
+
+def _len(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    t = args[0][1]
+    assert isinstance(t, TupleType)
+    return em.i64(len(t.items)), INT
+
+
+def _range(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    vals = [em.as_int(a) for a in args]
+    if len(vals) == 1:
+        vals = [em.i64(0), vals[0], em.i64(1)]
+    elif len(vals) == 2:
+        vals.append(em.i64(1))
+    out = ir.Constant(llvm_type(result), ir.Undefined)
+    for i, v in enumerate(vals):
+        out = em.builder.insert_value(out, v, i)
+    return out, result
+
+
+# -- math ----------------------------------------------------------------------
+
+
+def _libm_unary(name: str) -> Lowering:
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        b = em.builder
+        x = em.as_float(args[0])
+        if name == "sqrt":
+            r = em.intrinsic("llvm.sqrt.f64", F64, [x])
+        elif name == "fabs":
+            return em.intrinsic("llvm.fabs.f64", F64, [x]), FLOAT
+        else:
+            r = b.call(em.declare(name, F64, [F64]), [x])
+        # CPython's math_1: a NaN from a non-NaN argument is a domain error, an
+        # infinity from a finite argument is a domain or range error.
+        nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
+        inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), _finite(em, x)))
+        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
+        return r, FLOAT
+
+    return lower
+
+
+def _libm_binary(name: str) -> Lowering:
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        b = em.builder
+        x, y = (em.as_float(a) for a in args)
+        if name == "copysign":
+            return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
+        r = b.call(em.declare(name, F64, [F64, F64]), [x, y])
+        if name == "atan2":
+            return r, FLOAT
+        both_num = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
+        nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), both_num)
+        both_finite = b.and_(_finite(em, x), _finite(em, y))
+        inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), both_finite))
+        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
+        return r, FLOAT
+
+    return lower
+
+
+def _via_cpython(name: str) -> Lowering:
+    index = VIA_CPYTHON.index(name)
+
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        b = em.builder
+        xs = [em.as_float(a) for a in args] + [em.f64(0.0)]
+        out = em.alloca(F64)
+        fn = em.declare("cb_math_call", I32, [I32, F64, F64, F64.as_pointer()])
+        status = b.call(fn, [ir.Constant(I32, index), xs[0], xs[1], out])
+        em.deopt_if(b.icmp_signed("!=", status, ir.Constant(I32, 0)))
+        return b.load(out), FLOAT
+
+    return lower
+
+
+def _log(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    r, _ = _libm_unary("log")(em, args[:1], FLOAT)
+    if len(args) == 1:
+        return r, FLOAT
+    den, _ = _libm_unary("log")(em, args[1:], FLOAT)
+    em.deopt_if(em.builder.fcmp_ordered("==", den, em.f64(0.0)))  # ZeroDivisionError
+    return em.builder.fdiv(r, den), FLOAT
+
+
+def _rounding(intrinsic: str) -> Lowering:
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        (a,) = args
+        if a[1] != FLOAT:
+            return em.as_int(a), INT
+        return float_to_int(em, em.intrinsic(intrinsic, F64, [a[0]])), INT
+
+    return lower
+
+
+def _classify(kind: str) -> Lowering:
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        b = em.builder
+        (a,) = args
+        if a[1] != FLOAT:
+            return ir.Constant(I1, int(kind == "isfinite")), BOOL
+        x = a[0]
+        if kind == "isnan":
+            return b.fcmp_unordered("uno", x, x), BOOL
+        if kind == "isfinite":
+            return _finite(em, x), BOOL
+        return b.fcmp_ordered("==", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf)), BOOL
+
+    return lower
+
+
+def _scale(factor: float) -> Lowering:
+    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
+        return em.builder.fmul(em.as_float(args[0]), em.f64(factor)), FLOAT
+
+    return lower
+
+
+def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    b = em.builder
+    x = em.as_float(args[0])
+    e = em.as_int(args[1])
+    # libm takes an int exponent; outside its range CPython clamps, so let it decide.
+    em.deopt_if(b.icmp_signed(">", e, em.i64(100000)))
+    em.deopt_if(b.icmp_signed("<", e, em.i64(-100000)))
+    r = b.call(em.declare("ldexp", F64, [F64, I32]), [x, b.trunc(e, I32)])
+    em.deopt_if(b.and_(b.not_(_finite(em, r)), _finite(em, x)))  # OverflowError
+    return r, FLOAT
+
+
+LOWERINGS: dict[str, Lowering] = {
+    "abs": _abs,
+    "min": _minmax_mixed("<"),
+    "max": _minmax_mixed(">"),
+    "int": _int,
+    "float": _float,
+    "bool": _bool,
+    "round": _round,
+    "divmod": _divmod,
+    "pow": _pow,
+    "len": _len,
+    "range": _range,
+    "math.log": _log,
+    "math.ldexp": _ldexp,
+    "math.floor": _rounding("llvm.floor.f64"),
+    "math.ceil": _rounding("llvm.ceil.f64"),
+    "math.trunc": _rounding("llvm.trunc.f64"),
+    "math.isnan": _classify("isnan"),
+    "math.isinf": _classify("isinf"),
+    "math.isfinite": _classify("isfinite"),
+    "math.degrees": _scale(180.0 / math.pi),
+    "math.radians": _scale(math.pi / 180.0),
+}
+for _n in LIBM_UNARY:
+    LOWERINGS[f"math.{_n}"] = _libm_unary(_n)
+for _n in LIBM_BINARY:
+    LOWERINGS[f"math.{_n}"] = _libm_binary(_n)
+for _n in VIA_CPYTHON:
+    LOWERINGS[f"math.{_n}"] = _via_cpython(_n)

@@ -1,0 +1,296 @@
+"""Lower one typed IR function to an LLVM function.
+
+Internal calling convention: ``i32 @name(<params>, <ret>* out)`` returns 0 with the
+result stored through `out`, or 1 (DEOPT) when CPython must run the call instead.
+`emit_entry` adds the C entry point that cffi calls, with flattened scalar parameters
+and the result written as 64-bit words (see `ltypes.py`).
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from llvmlite import ir
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..typing.infer import value_type
+from ..typing.signatures import lookup
+from ..typing.types import BOOL, FLOAT, INT, NONE, RANGE_ITER, TupleType, Type, UnionType
+from .builtins import LOWERINGS
+from .emitter import Emitter, Typed
+from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
+from .numeric import binop, compare, truth, unary
+
+
+class Callee(Protocol):
+    symbol: str
+    argtypes: tuple[Type, ...]
+    return_type: Type
+
+
+class CalleeResolver(Protocol):
+    def callee(self, func: object, argtypes: tuple[Type, ...]) -> Callee: ...
+
+
+def function_type(argtypes: tuple[Type, ...], ret: Type) -> ir.FunctionType:
+    return ir.FunctionType(I32, [llvm_type(t) for t in argtypes] + [llvm_type(ret).as_pointer()])
+
+
+def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> ir.Function:
+    existing = module.globals.get(symbol)
+    if existing is not None:
+        return existing  # type: ignore[return-value]
+    return ir.Function(module, function_type(argtypes, ret), name=symbol)
+
+
+class FunctionLowering:
+    def __init__(self, module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver) -> None:
+        self.fn = fn
+        self.ret = ret
+        self.resolver = resolver
+        self.llfn = declare_function(module, symbol, tuple(a.type for a in fn.args), ret)  # type: ignore[misc]
+        self.em = Emitter(module, self.llfn)
+        self.values: dict[O.Value, ir.Value] = {}
+        self.blocks: dict[BasicBlock, ir.Block] = {}
+        self.phis: list[tuple[O.Phi, ir.PhiInstr]] = []
+        self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[ir.Value, ir.Block]] = {}
+
+    def run(self) -> ir.Function:
+        for a, llarg in zip(self.fn.args, self.llfn.args):
+            self.values[a] = llarg
+        order = self.fn.rpo()
+        for block in order:
+            self.blocks[block] = self.em.block(block.name)
+        self.em.builder.position_at_end(self.em.alloca_block)
+        self.em.builder.branch(self.blocks[order[0]])
+        for block in order:
+            self.em.builder.position_at_end(self.blocks[block])
+            for op in block.ops:
+                self.em.line = op.line or self.fn.firstlineno
+                self.lower(op)
+        for phi, llphi in self.phis:
+            for pred, _ in phi.incoming:
+                if pred in self.blocks:
+                    val, blk = self.phi_inputs[(phi, pred)]
+                    llphi.add_incoming(val, blk)
+        return self.llfn
+
+    # -- values ---------------------------------------------------------------------
+
+    def get(self, v: O.Value) -> Typed:
+        t = value_type(v)
+        if isinstance(v, O.Const):
+            return const(v.value, t), t
+        if isinstance(v, O.Undef):
+            return ir.Constant(I8, 0), t
+        return self.values[v], t
+
+    # -- ops ------------------------------------------------------------------------
+
+    def lower(self, op: O.Op) -> None:
+        b = self.em.builder
+        em = self.em
+        if isinstance(op, O.Phi):
+            llphi = b.phi(llvm_type(op.type))  # type: ignore[arg-type]
+            self.phis.append((op, llphi))
+            self.values[op] = llphi
+            return
+        if isinstance(op, O.ControlOp):
+            self.lower_control(op)
+            return
+        t: Type = op.type  # type: ignore[assignment]
+        operands = [self.get(v) for v in op.operands()]
+        if isinstance(op, O.BinOp):
+            val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op.op)))
+        elif isinstance(op, O.UnaryOp):
+            val = em.split(operands, t, lambda vs: unary(em, op.op, vs[0]))
+        elif isinstance(op, O.Compare):
+            val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), BOOL))
+        elif isinstance(op, O.Truth):
+            val = em.split(operands, t, lambda vs: (truth(em, vs[0]), BOOL))
+        elif isinstance(op, O.BuildTuple):
+            val = ir.Constant(llvm_type(t), ir.Undefined)
+            for i, (item, _) in enumerate(operands):
+                val = b.insert_value(val, item, i)
+        elif isinstance(op, O.Unpack):
+            val = operands[0][0]
+        elif isinstance(op, O.TupleGet):
+            val = b.extract_value(operands[0][0], op.index)
+        elif isinstance(op, O.Subscript):
+            seq_t = operands[0][1]
+            assert isinstance(seq_t, TupleType) and isinstance(op.index, O.Const)
+            val = b.extract_value(operands[0][0], int(op.index.value) % len(seq_t.items))  # type: ignore[call-overload]
+        elif isinstance(op, O.GetIter):
+            val = self.range_iter(operands[0][0])
+        elif isinstance(op, O.IterValue):
+            val = b.load(b.gep(operands[0][0], [ir.Constant(I32, 0), ir.Constant(I32, 3)]))
+        elif isinstance(op, O.Call):
+            val = self.call(op, operands, t)
+        else:
+            raise AssertionError(f"cannot lower {type(op).__name__}")
+        self.values[op] = val
+
+    def call(self, op: O.Call, operands: list[Typed], t: Type) -> ir.Value:
+        import types as pytypes
+
+        em = self.em
+        b = em.builder
+        func = op.func.value if isinstance(op.func, O.Const) else None
+        args = operands[1:]
+        if isinstance(func, type) and issubclass(func, BaseException):
+            return ir.Constant(I8, 0)  # only ever raised, which deoptimises
+        if isinstance(func, pytypes.FunctionType):
+            callee = self.resolver.callee(func, tuple(a[1] for a in args))
+            llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
+            out = em.alloca(llvm_type(callee.return_type))
+            status = b.call(llcallee, [v for v, _ in args] + [out])
+            failed = b.icmp_signed("!=", status, ir.Constant(I32, 0))
+            bail = em.block("callee.failed")
+            ok = em.block("callee.ok")
+            b.cbranch(failed, bail, ok).set_weights([1, 1 << 20])
+            b.position_at_end(bail)
+            b.ret(status)
+            b.position_at_end(ok)
+            return em.coerce(b.load(out), callee.return_type, t)
+        sig = lookup(func)
+        assert sig is not None, func
+        lowering = LOWERINGS[sig.name]
+        return em.split(args, t, lambda vs: lowering(em, vs, _narrow_call(sig.rule, vs, t)))
+
+    def range_iter(self, rng: ir.Value) -> ir.Value:
+        """Iterator state {cur, step, remaining, item}; the length is computed once,
+        in unsigned arithmetic, as CPython's range does, so no step can overflow."""
+        em = self.em
+        b = em.builder
+        start, stop, step = (b.extract_value(rng, i) for i in range(3))
+        em.deopt_if(b.icmp_signed("==", step, em.i64(0)))  # ValueError: arg 3 must not be zero
+        up = b.icmp_signed(">", step, em.i64(0))
+        lo = b.select(up, start, stop)
+        hi = b.select(up, stop, start)
+        mag = b.select(up, step, b.sub(em.i64(0), step))
+        nonempty = b.icmp_signed("<", lo, hi)
+        span = b.sub(b.sub(hi, lo), em.i64(1))
+        count = b.add(b.udiv(span, mag), em.i64(1))
+        count = b.select(nonempty, count, em.i64(0))
+        state = em.alloca(ITER)
+        for i, v in enumerate((start, step, count, em.i64(0))):
+            b.store(v, b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)]))
+        return state
+
+    def lower_control(self, op: O.ControlOp) -> None:
+        em = self.em
+        b = em.builder
+        block = op.block
+        assert block is not None
+        for succ in op.successors():
+            for phi in succ.phis():
+                src = phi.value_for(block)
+                val, t = self.get(src)
+                self.phi_inputs[(phi, block)] = (em.coerce(val, t, phi.type), b.block)  # type: ignore[arg-type]
+        if isinstance(op, O.Jump):
+            b.branch(self.blocks[op.target])
+        elif isinstance(op, O.Branch):
+            cond, t = self.get(op.cond)
+            assert t == BOOL, t
+            b.cbranch(cond, self.blocks[op.if_true], self.blocks[op.if_false])
+        elif isinstance(op, O.ForIter):
+            state = self.get(op.iterator)[0]
+            field = lambda i: b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])  # noqa: E731
+            remaining = b.load(field(2))
+            more = b.icmp_unsigned("!=", remaining, em.i64(0))
+            step_block = em.block("foriter.next")
+            b.cbranch(more, step_block, self.blocks[op.exit])
+            b.position_at_end(step_block)
+            cur = b.load(field(0))
+            b.store(cur, field(3))
+            b.store(b.add(cur, b.load(field(1))), field(0))  # wraps only after the last item
+            b.store(b.sub(remaining, em.i64(1)), field(2))
+            b.branch(self.blocks[op.body])
+        elif isinstance(op, O.Return):
+            val, t = self.get(op.value)
+            b.store(em.coerce(val, t, self.ret), self.llfn.args[-1])
+            b.ret(ir.Constant(I32, 0))
+        elif isinstance(op, O.Raise):
+            b.branch(em.deopt_block())
+        else:
+            raise AssertionError(type(op).__name__)
+
+
+def _narrow(result: object, vs: list[Typed], op: str) -> Type:
+    """The result type for one concrete case of a binop on split union operands."""
+    from ..typing.rules import binop_type
+
+    if not isinstance(result, UnionType):
+        return result  # type: ignore[return-value]
+    return binop_type(op, vs[0][1], vs[1][1]) if op != "**" or FLOAT in (vs[0][1], vs[1][1]) else result
+
+
+def _narrow_call(rule: object, vs: list[Typed], result: Type) -> Type:
+    if not isinstance(result, UnionType):
+        return result
+    try:
+        return rule(tuple(t for _, t in vs))  # type: ignore[operator, no-any-return]
+    except Exception:
+        return result
+
+
+def const(value: object, t: Type) -> ir.Value:
+    if t == BOOL:
+        return ir.Constant(I1, int(bool(value)))
+    if t == INT:
+        return ir.Constant(I64, int(value))  # type: ignore[call-overload]
+    if t == FLOAT:
+        return ir.Constant(F64, float(value))  # type: ignore[arg-type]
+    if isinstance(t, TupleType):
+        return ir.Constant(llvm_type(t), [const(v, it) for v, it in zip(value, t.items)])  # type: ignore[call-overload]
+    return ir.Constant(I8, 0)
+
+
+def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
+    """Add ``i32 @<symbol>.entry(<flat params>, i64* out)`` for cffi; return its name."""
+    flat = [p for t in argtypes for p in llvm_param_types(t)]
+    name = f"{symbol}.entry"
+    fn = ir.Function(module, ir.FunctionType(I32, flat + [I64.as_pointer()]), name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    params = iter(fn.args[:-1])
+    out_words = fn.args[-1]
+
+    def rebuild(t: Type) -> ir.Value:
+        if t == BOOL:
+            return b.icmp_signed("!=", next(params), ir.Constant(I64, 0))
+        if t in (INT, FLOAT):
+            return next(params)
+        if isinstance(t, TupleType):
+            val = ir.Constant(llvm_type(t), ir.Undefined)
+            for i, item in enumerate(t.items):
+                val = b.insert_value(val, rebuild(item), i)
+            return val
+        return ir.Constant(I8, 0)
+
+    args = [rebuild(t) for t in argtypes]
+    slot = b.alloca(llvm_type(ret))
+    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot])
+    with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
+        index = 0
+
+        def store(val: ir.Value, t: Type) -> None:
+            nonlocal index
+            if t in (BOOL, INT, FLOAT):
+                word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
+                b.store(word, b.gep(out_words, [ir.Constant(I64, index)]))
+                index += 1
+            elif isinstance(t, TupleType):
+                for i, item in enumerate(t.items):
+                    store(b.extract_value(val, i), item)
+            elif isinstance(t, UnionType):
+                store(b.zext(b.extract_value(val, 0), I64), INT)
+                for i, opt in enumerate(t.options):
+                    store(b.extract_value(val, i + 1), opt)
+
+        store(b.load(slot), ret)
+    b.ret(status)
+    return name
+
+
+__all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]

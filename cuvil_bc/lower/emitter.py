@@ -1,0 +1,154 @@
+"""An llvmlite IR builder plus the pieces every lowering needs: guards that hand the
+call back to CPython (deoptimisation), overflow-checked integer arithmetic, conversions
+between representations, and splitting on the tag of a union value.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from llvmlite import ir
+
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, TupleType, Type, UnionType, options
+from .ltypes import F64, I1, I8, I32, I64, llvm_type
+
+DEOPT = 1
+Typed = tuple[ir.Value, Type]
+
+
+class Emitter:
+    def __init__(self, module: ir.Module, func: ir.Function) -> None:
+        self.module = module
+        self.func = func
+        self.alloca_block = func.append_basic_block("entry")
+        self.builder = ir.IRBuilder(self.alloca_block)
+        self._deopt_blocks: dict[int, ir.Block] = {}
+        self.line = 0
+
+    # -- helpers ------------------------------------------------------------------
+
+    def block(self, name: str) -> ir.Block:
+        return self.func.append_basic_block(name)
+
+    def alloca(self, typ: ir.Type) -> ir.Value:
+        """An alloca in the entry block, so that mem2reg can promote it."""
+        with self.builder.goto_block(self.alloca_block):
+            if self.alloca_block.is_terminated:
+                self.builder.position_before(self.alloca_block.terminator)
+            return self.builder.alloca(typ)
+
+    def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing  # type: ignore[return-value]
+        return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+        fn = self.declare(name, ret, [a.type for a in args])
+        return self.builder.call(fn, args)
+
+    def deopt_block(self) -> ir.Block:
+        """A block that records the current line and returns DEOPT (one per line)."""
+        blk = self._deopt_blocks.get(self.line)
+        if blk is None:
+            blk = self.block(f"deopt.{self.line}")
+            with self.builder.goto_block(blk):
+                setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
+                self.builder.call(setter, [ir.Constant(I32, self.line)])
+                self.builder.ret(ir.Constant(I32, DEOPT))
+            self._deopt_blocks[self.line] = blk
+        return blk
+
+    def deopt_if(self, cond: ir.Value) -> None:
+        """Hand the call back to CPython when `cond` holds (an unlikely path)."""
+        ok = self.block("ok")
+        br = self.builder.cbranch(cond, self.deopt_block(), ok)
+        br.set_weights([1, 1 << 20])
+        self.builder.position_at_end(ok)
+
+    def checked(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
+        """int64 `op` ("sadd", "ssub", "smul") that deoptimises on overflow."""
+        pair = self.intrinsic(f"llvm.{op}.with.overflow.i64", ir.LiteralStructType([I64, I1]), [a, b])
+        self.deopt_if(self.builder.extract_value(pair, 1))
+        return self.builder.extract_value(pair, 0)
+
+    def i64(self, n: int) -> ir.Constant:
+        return ir.Constant(I64, n)
+
+    def f64(self, x: float) -> ir.Constant:
+        return ir.Constant(F64, x)
+
+    # -- representation changes ------------------------------------------------------
+
+    def as_int(self, v: Typed) -> ir.Value:
+        val, t = v
+        if t == BOOL:
+            return self.builder.zext(val, I64)
+        assert t == INT, t
+        return val
+
+    def as_float(self, v: Typed) -> ir.Value:
+        val, t = v
+        if t == FLOAT:
+            return val
+        if t == BOOL:
+            return self.builder.uitofp(val, F64)
+        assert t == INT, t
+        return self.builder.sitofp(val, F64)
+
+    def coerce(self, val: ir.Value, src: Type, dst: Type) -> ir.Value:
+        """Represent a value of type `src` as type `dst` (a union containing it)."""
+        if src == dst:
+            return val
+        if src == BOTTOM:
+            return ir.Constant(llvm_type(dst), ir.Undefined)
+        if isinstance(dst, UnionType) and not isinstance(src, UnionType) and src in dst.options:
+            k = dst.options.index(src)
+            out = ir.Constant(llvm_type(dst), ir.Undefined)
+            out = self.builder.insert_value(out, ir.Constant(I8, k), 0)
+            return self.builder.insert_value(out, val, k + 1)
+        if isinstance(src, UnionType):
+            return self.split([(val, src)], dst, lambda vs: vs[0])
+        if isinstance(src, TupleType) and isinstance(dst, TupleType) and len(src.items) == len(dst.items):
+            out = ir.Constant(llvm_type(dst), ir.Undefined)
+            for i, (s, d) in enumerate(zip(src.items, dst.items)):
+                item = self.coerce(self.builder.extract_value(val, i), s, d)
+                out = self.builder.insert_value(out, item, i)
+            return out
+        raise AssertionError(f"cannot represent {src} as {dst}")
+
+    def split(self, operands: list[Typed], result: Type, case: Callable[[list[Typed]], Typed]) -> ir.Value:
+        """Run `case` on concrete operands, switching on the tag of each union operand,
+        and return its result represented as `result`."""
+        for i, (val, t) in enumerate(operands):
+            if isinstance(t, UnionType):
+                break
+        else:
+            out_val, out_t = case(operands)
+            return self.coerce(out_val, out_t, result)
+        tag = self.builder.extract_value(val, 0)
+        merge = self.block("merge")
+        unreachable = self.block("badtag")
+        with self.builder.goto_block(unreachable):
+            self.builder.unreachable()
+        switch = self.builder.switch(tag, unreachable)
+        incoming = []
+        for k, opt in enumerate(t.options):
+            blk = self.block(f"case.{opt}")
+            switch.add_case(ir.Constant(I8, k), blk)
+            self.builder.position_at_end(blk)
+            member = self.builder.extract_value(val, k + 1)
+            rest = operands[:i] + [(member, opt)] + operands[i + 1 :]
+            incoming.append((self.split(rest, result, case), self.builder.block))
+            self.builder.branch(merge)
+        self.builder.position_at_end(merge)
+        phi = self.builder.phi(llvm_type(result))
+        for v, b in incoming:
+            phi.add_incoming(v, b)
+        return phi
+
+    def select_typed(self, cond: ir.Value, a: Typed, b: Typed, result: Type) -> ir.Value:
+        return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
+
+
+__all__ = ["Emitter", "Typed", "DEOPT", "options"]

@@ -1,0 +1,67 @@
+"""The process-wide LLVM JIT: one MCJIT engine, modules optimised at O3 for the host CPU.
+
+Modules are added to the same engine, so a function compiled later can call one
+compiled earlier by its symbol name.
+"""
+
+from __future__ import annotations
+
+import threading
+
+import llvmlite.binding as llvm
+from llvmlite import ir
+
+_lock = threading.RLock()
+_jit: "JIT | None" = None
+
+
+class JIT:
+    def __init__(self) -> None:
+        llvm.initialize_native_target()
+        llvm.initialize_native_asmprinter()
+        target = llvm.Target.from_default_triple()
+        self.tm = target.create_target_machine(
+            cpu=llvm.get_host_cpu_name(),
+            features=llvm.get_host_cpu_features().flatten(),
+            opt=3,
+            codemodel="jitdefault",
+        )
+        self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
+        from .runtime import register_symbols
+
+        register_symbols()
+
+    def new_module(self, name: str) -> ir.Module:
+        module = ir.Module(name=name)
+        module.triple = llvm.get_process_triple()
+        module.data_layout = str(self.tm.target_data)
+        return module
+
+    def compile(self, module: ir.Module) -> tuple[str, str]:
+        """Verify, optimise and load `module`; return its unoptimised and optimised text."""
+        text = str(module)
+        mod = llvm.parse_assembly(text)
+        mod.verify()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pb = llvm.create_pass_builder(self.tm, pto)
+        pb.getModulePassManager().run(mod, pb)
+        optimized = str(mod)
+        asm = self.tm.emit_assembly(mod)
+        with _lock:
+            self.engine.add_module(mod)
+            self.engine.finalize_object()
+        return optimized, asm
+
+    def address(self, name: str) -> int:
+        addr = self.engine.get_function_address(name)
+        if not addr:
+            raise AssertionError(f"JIT has no symbol {name}")
+        return addr
+
+
+def get_jit() -> JIT:
+    global _jit
+    with _lock:
+        if _jit is None:
+            _jit = JIT()
+        return _jit

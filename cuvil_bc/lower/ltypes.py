@@ -1,0 +1,69 @@
+"""How cuvil_bc types are represented in LLVM and across the native boundary.
+
+Inside native code: bool is i1, int i64, float double, tuples are literal structs and a
+union is ``{i8 tag, member...}`` with the tag indexing `UnionType.options`. Values with
+no run-time content (None, compile-time objects) are an i8 0.
+
+Across the boundary (the cffi entry point) every value is flattened into 64-bit words:
+ints and bools as int64, floats as the double's bits, None as no word, a tuple as its
+items' words, and a union as a tag word followed by every member's words.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..typing.types import BOOL, FLOAT, INT, RANGE, RANGE_ITER, TupleType, Type, UnionType
+
+I1 = ir.IntType(1)
+I8 = ir.IntType(8)
+I32 = ir.IntType(32)
+I64 = ir.IntType(64)
+I128 = ir.IntType(128)
+F64 = ir.DoubleType()
+ITER = ir.LiteralStructType([I64, I64, I64, I64])  # cur, step, remaining, item
+RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
+
+
+def llvm_type(t: Type) -> ir.Type:
+    if t == BOOL:
+        return I1
+    if t == INT:
+        return I64
+    if t == FLOAT:
+        return F64
+    if t == RANGE:
+        return RANGE_STRUCT
+    if t == RANGE_ITER:
+        return ITER.as_pointer()
+    if isinstance(t, TupleType):
+        return ir.LiteralStructType([llvm_type(i) for i in t.items])
+    if isinstance(t, UnionType):
+        return ir.LiteralStructType([I8] + [llvm_type(o) for o in t.options])
+    return I8  # None, compile-time objects, bottom
+
+
+def words(t: Type) -> int:
+    """How many 64-bit words a value of type `t` takes across the boundary."""
+    if t in (BOOL, INT, FLOAT):
+        return 1
+    if isinstance(t, TupleType):
+        return sum(words(i) for i in t.items)
+    if isinstance(t, UnionType):
+        return 1 + sum(words(o) for o in t.options)
+    return 0
+
+
+def c_param_types(t: Type) -> list[str]:
+    """The C types of the flattened parameters for an argument of type `t`."""
+    if t in (BOOL, INT):
+        return ["int64_t"]
+    if t == FLOAT:
+        return ["double"]
+    if isinstance(t, TupleType):
+        return [c for i in t.items for c in c_param_types(i)]
+    return []
+
+
+def llvm_param_types(t: Type) -> list[ir.Type]:
+    return [F64 if c == "double" else I64 for c in c_param_types(t)]

@@ -1,0 +1,299 @@
+"""Python's numeric operators on concrete types, with CPython's exact semantics.
+
+Every case where native arithmetic could differ from CPython (int64 overflow, a zero
+divisor, a float result CPython would raise on or turn into a complex) takes the deopt
+path, so CPython computes the call instead.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..typing.types import BOOL, FLOAT, INT, NONE, TupleType, Type, UnionType
+from .emitter import Emitter, Typed
+from .ltypes import F64, I1, I64
+
+INT64_MIN = -(2**63)
+TWO53 = 2**53
+
+
+def truth(em: Emitter, v: Typed) -> ir.Value:
+    val, t = v
+    b = em.builder
+    if t == BOOL:
+        return val
+    if t == INT:
+        return b.icmp_signed("!=", val, em.i64(0))
+    if t == FLOAT:
+        return b.fcmp_unordered("!=", val, em.f64(0.0))  # NaN is true
+    if t == NONE:
+        return ir.Constant(I1, 0)
+    if isinstance(t, TupleType):
+        return ir.Constant(I1, int(bool(t.items)))
+    raise AssertionError(f"truth of {t}")
+
+
+def unary(em: Emitter, op: str, v: Typed) -> Typed:
+    b = em.builder
+    if op == "not":
+        return b.xor(truth(em, v), ir.Constant(I1, 1)), BOOL
+    if v[1] == FLOAT:
+        if op == "-":
+            return b.fneg(v[0]), FLOAT
+        return v[0], FLOAT
+    x = em.as_int(v)
+    if op == "-":
+        return em.checked("ssub", em.i64(0), x), INT
+    if op == "~":
+        return b.xor(x, em.i64(-1)), INT
+    return x, INT  # unary plus of an int or bool is an int
+
+
+def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
+    b = em.builder
+    if isinstance(a[1], TupleType):
+        return _concat(em, a, c)
+    if op in ("&", "|", "^") and a[1] == BOOL and c[1] == BOOL:
+        fn = {"&": b.and_, "|": b.or_, "^": b.xor}[op]
+        return fn(a[0], c[0]), BOOL
+    if FLOAT in (a[1], c[1]):
+        return float_binop(em, op, em.as_float(a), em.as_float(c)), FLOAT
+    x, y = em.as_int(a), em.as_int(c)
+    if op == "/":
+        return int_truediv(em, x, y), FLOAT
+    if op == "**":
+        return int_pow(em, x, y, result)
+    return int_binop(em, op, x, y), INT
+
+
+def _concat(em: Emitter, a: Typed, c: Typed) -> Typed:
+    assert isinstance(a[1], TupleType) and isinstance(c[1], TupleType)
+    t = TupleType(a[1].items + c[1].items)
+    from .ltypes import llvm_type
+
+    out = ir.Constant(llvm_type(t), ir.Undefined)
+    k = 0
+    for val, tt in (a, c):
+        assert isinstance(tt, TupleType)
+        for i in range(len(tt.items)):
+            out = em.builder.insert_value(out, em.builder.extract_value(val, i), k)
+            k += 1
+    return out, t
+
+
+def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    b = em.builder
+    if op == "+":
+        return em.checked("sadd", x, y)
+    if op == "-":
+        return em.checked("ssub", x, y)
+    if op == "*":
+        return em.checked("smul", x, y)
+    if op == "&":
+        return b.and_(x, y)
+    if op == "|":
+        return b.or_(x, y)
+    if op == "^":
+        return b.xor(x, y)
+    if op in ("//", "%"):
+        em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
+        # INT64_MIN // -1 overflows; INT64_MIN % -1 is 0 but traps in hardware.
+        em.deopt_if(b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))))
+        q = b.sdiv(x, y)
+        r = b.srem(x, y)
+        # Floor towards negative infinity: adjust when the remainder's sign differs.
+        adjust = b.and_(b.icmp_signed("!=", r, em.i64(0)), b.icmp_signed("<", b.xor(r, y), em.i64(0)))
+        if op == "//":
+            return b.sub(q, b.zext(adjust, I64))
+        return b.select(adjust, b.add(r, y), r)
+    if op == "<<":
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
+        big = b.icmp_signed(">=", y, em.i64(64))
+        # A nonzero value shifted by 64 or more needs a big int.
+        em.deopt_if(b.and_(big, b.icmp_signed("!=", x, em.i64(0))))
+        shift = b.select(big, em.i64(0), y)
+        r = b.shl(x, shift)
+        em.deopt_if(b.icmp_signed("!=", b.ashr(r, shift), x))
+        return r
+    if op == ">>":
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))
+        shift = b.select(b.icmp_signed(">", y, em.i64(63)), em.i64(63), y)
+        return b.ashr(x, shift)
+    raise AssertionError(op)
+
+
+def int_truediv(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
+    """Correctly rounded: exact when both ints fit in a double's 53-bit mantissa."""
+    b = em.builder
+    em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
+    for v in (x, y):
+        em.deopt_if(b.icmp_unsigned(">", b.add(v, em.i64(TWO53)), em.i64(2 * TWO53)))
+    return b.fdiv(b.sitofp(x, F64), b.sitofp(y, F64))
+
+
+def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
+    """int ** int: an int for y >= 0 (deopt on overflow), a float for y < 0."""
+    b = em.builder
+    fn = _ipow_function(em)
+    out = em.alloca(I64)
+    if result == INT:
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))
+        em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+        return b.load(out), INT
+    assert isinstance(result, UnionType)
+    neg = b.icmp_signed("<", y, em.i64(0))
+    with b.if_else(neg) as (then, otherwise):
+        with then:
+            fres = float_pow(em, b.sitofp(x, F64), b.sitofp(y, F64))
+            fval = em.coerce(fres, FLOAT, result)
+            fblock = b.block
+        with otherwise:
+            em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+            ival = em.coerce(b.load(out), INT, result)
+            iblock = b.block
+    phi = b.phi(fval.type)
+    phi.add_incoming(fval, fblock)
+    phi.add_incoming(ival, iblock)
+    return phi, result
+
+
+def _ipow_function(em: Emitter) -> ir.Function:
+    """``i1 cb.ipow(i64 base, i64 exp >= 0, i64* out)``: false on overflow."""
+    name = "cb.ipow"
+    if name in em.module.globals:
+        return em.module.globals[name]  # type: ignore[return-value]
+    fn = ir.Function(em.module, ir.FunctionType(I1, [I64, I64, I64.as_pointer()]), name=name)
+    fn.linkage = "internal"
+    base0, exp0, out = fn.args
+    entry, loop, step, sq, done, fail = (fn.append_basic_block(n) for n in ("entry", "loop", "step", "sq", "done", "fail"))
+    b = ir.IRBuilder(entry)
+    b.branch(loop)
+    b.position_at_end(loop)
+    acc = b.phi(I64)
+    base = b.phi(I64)
+    exp = b.phi(I64)
+    acc.add_incoming(ir.Constant(I64, 1), entry)
+    base.add_incoming(base0, entry)
+    exp.add_incoming(exp0, entry)
+    b.cbranch(b.icmp_signed("==", exp, ir.Constant(I64, 0)), done, step)
+    b.position_at_end(step)
+    odd = b.trunc(exp, I1)
+    mul = b.call(_ovf(em, fn.module, "smul"), [acc, base])
+    acc2 = b.select(odd, b.extract_value(mul, 0), acc)
+    ovf1 = b.and_(odd, b.extract_value(mul, 1))
+    exp2 = b.lshr(exp, ir.Constant(I64, 1))
+    b.cbranch(ovf1, fail, sq)
+    b.position_at_end(sq)
+    sqr = b.call(_ovf(em, fn.module, "smul"), [base, base])
+    # Squaring overflow only matters if the base is used again.
+    ovf2 = b.and_(b.extract_value(sqr, 1), b.icmp_signed("!=", exp2, ir.Constant(I64, 0)))
+    acc.add_incoming(acc2, sq)
+    base.add_incoming(b.extract_value(sqr, 0), sq)
+    exp.add_incoming(exp2, sq)
+    b.cbranch(ovf2, fail, loop)
+    b.position_at_end(done)
+    b.store(acc, out)
+    b.ret(ir.Constant(I1, 1))
+    b.position_at_end(fail)
+    b.ret(ir.Constant(I1, 0))
+    return fn
+
+
+def _ovf(em: Emitter, module: ir.Module, op: str) -> ir.Function:
+    name = f"llvm.{op}.with.overflow.i64"
+    if name in module.globals:
+        return module.globals[name]  # type: ignore[return-value]
+    return ir.Function(module, ir.FunctionType(ir.LiteralStructType([I64, I1]), [I64, I64]), name=name)
+
+
+def _is_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    fabs = em.intrinsic("llvm.fabs.f64", F64, [x])
+    return em.builder.fcmp_ordered("<", fabs, em.f64(float("inf")))
+
+
+def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    b = em.builder
+    if op == "+":
+        return b.fadd(x, y)
+    if op == "-":
+        return b.fsub(x, y)
+    if op == "*":
+        return b.fmul(x, y)
+    if op == "/":
+        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        return b.fdiv(x, y)
+    if op in ("%", "//"):
+        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        return _float_divmod(em, x, y, op)
+    if op == "**":
+        return float_pow(em, x, y)
+    raise AssertionError(op)
+
+
+def _float_divmod(em: Emitter, vx: ir.Value, wx: ir.Value, op: str) -> ir.Value:
+    """CPython's float_divmod (Objects/floatobject.c), step for step."""
+    b = em.builder
+    zero = em.f64(0.0)
+    mod = b.frem(vx, wx)  # C fmod
+    div = b.fdiv(b.fsub(vx, mod), wx)
+    mod_nz = b.fcmp_unordered("!=", mod, zero)
+    sign_differs = b.icmp_unsigned("!=", b.fcmp_ordered("<", wx, zero), b.fcmp_ordered("<", mod, zero))
+    fix = b.and_(mod_nz, sign_differs)
+    copysign_w = em.intrinsic("llvm.copysign.f64", F64, [zero, wx])
+    mod_fixed = b.select(fix, b.fadd(mod, wx), mod)
+    mod_final = b.select(mod_nz, mod_fixed, copysign_w)
+    if op == "%":
+        return mod_final
+    div = b.select(fix, b.fsub(div, em.f64(1.0)), div)
+    floordiv = em.intrinsic("llvm.floor.f64", F64, [div])
+    bump = b.fcmp_ordered(">", b.fsub(div, floordiv), em.f64(0.5))
+    floordiv = b.select(bump, b.fadd(floordiv, em.f64(1.0)), floordiv)
+    div_nz = b.fcmp_unordered("!=", div, zero)
+    signed_zero = em.intrinsic("llvm.copysign.f64", F64, [zero, b.fdiv(vx, wx)])
+    return b.select(div_nz, floordiv, signed_zero)
+
+
+def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
+    """float ** float as CPython's float_pow, deoptimising where CPython raises
+    (0.0 ** negative, overflow) or returns a complex (negative ** non-integer)."""
+    b = em.builder
+    zero = em.f64(0.0)
+    em.deopt_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
+    y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
+    em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
+    r = b.call(em.declare("pow", F64, [F64, F64]), [x, y])
+    overflow = b.and_(b.not_(_is_finite(em, r)), b.fcmp_ordered("==", r, r))
+    em.deopt_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
+    return r
+
+
+def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
+    b = em.builder
+    ta, tc = a[1], c[1]
+    if op in ("is", "is not", "==", "!=") and (ta == NONE or tc == NONE):
+        same = ta == tc
+        equal = same if op in ("is", "==") else not same
+        return ir.Constant(I1, int(equal))
+    if op in ("is", "is not"):
+        return b.icmp_unsigned("==" if op == "is" else "!=", a[0], c[0])  # bool is bool
+    if op in ("in", "not in"):
+        assert isinstance(tc, TupleType)
+        found: ir.Value = ir.Constant(I1, 0)
+        for i, t in enumerate(tc.items):
+            item = (b.extract_value(c[0], i), t)
+            found = b.or_(found, compare(em, "==", a, item))
+        return found if op == "in" else b.xor(found, ir.Constant(I1, 1))
+    if ta == FLOAT and tc == FLOAT:
+        if op == "!=":
+            return b.fcmp_unordered("!=", a[0], c[0])
+        return b.fcmp_ordered(op, a[0], c[0])
+    if FLOAT in (ta, tc):
+        # int vs float is exact in CPython; converting the int is exact below 2**53.
+        i = a if tc == FLOAT else c
+        iv = em.as_int(i)
+        em.deopt_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
+        x, y = em.as_float(a), em.as_float(c)
+        if op == "!=":
+            return b.fcmp_unordered("!=", x, y)
+        return b.fcmp_ordered(op, x, y)
+    return b.icmp_signed(op, em.as_int(a), em.as_int(c))

@@ -1,0 +1,45 @@
+"""The Python side of the C runtime (`csrc/`, built into `cuvil_bc._runtime`).
+
+It implements `cb_math_call`, through which native code computes the `math` functions
+whose bits only CPython's own code guarantees, and registers the runtime's symbols
+with LLVM so that JIT-compiled code can call them.
+"""
+
+from __future__ import annotations
+
+import math
+
+import llvmlite.binding as llvm
+
+from .._runtime import ffi, lib  # type: ignore[import-not-found]
+from ..typing.signatures import VIA_CPYTHON
+
+#: The `fn` argument of cb_math_call indexes this tuple.
+MATH_VIA_CPYTHON = tuple(getattr(math, n) for n in VIA_CPYTHON)
+TWO_ARGS = frozenset({"hypot", "remainder"})
+
+
+@ffi.def_extern()
+def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
+    name = VIA_CPYTHON[fn]
+    try:
+        out[0] = MATH_VIA_CPYTHON[fn](x, y) if name in TWO_ARGS else MATH_VIA_CPYTHON[fn](x)  # type: ignore[index]
+    except Exception:
+        return 1  # CPython raises it again when it re-runs the call
+    return 0
+
+
+_registered = False
+
+
+def register_symbols() -> None:
+    global _registered
+    if _registered:
+        return
+    for name in ("cb_math_call", "cb_set_deopt_line"):
+        llvm.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
+    _registered = True
+
+
+def take_deopt_line() -> int:
+    return int(lib.cb_take_deopt_line())

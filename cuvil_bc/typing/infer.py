@@ -1,0 +1,181 @@
+"""Type inference over SSA, specialised to one call's argument types.
+
+A forward fixpoint over the blocks in reverse postorder: each op's type follows from its
+operands' types by the rules in `rules.py` and `signatures.py`; a phi joins its incoming
+types. Union operands are split into their members and the results joined, exactly as
+the lowering splits them at run time. A construct that cannot be typed raises
+`Unsupported` with the op's ``file:line``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types as pytypes
+from typing import Callable, Protocol
+
+from ..errors import CompileError, Unsupported
+from ..ir import ops as O
+from ..ir.function import Function
+from . import rules
+from .signatures import lookup
+from .types import (
+    BOOL, BOTTOM, INT, RANGE, RANGE_ITER, UNDEF, ExcType, ObjType, TupleType, Type, join,
+    options, typeof, union_of,
+)
+
+
+class CallResolver(Protocol):
+    def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type: ...
+
+
+def const_type(value: object) -> Type:
+    if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type)):
+        return ObjType(value)
+    return typeof(value)
+
+
+def value_type(v: O.Value) -> Type:
+    if isinstance(v, O.Const):
+        if v.type is None:
+            v.type = const_type(v.value)
+        return v.type
+    if isinstance(v, O.Undef):
+        v.type = UNDEF
+        return UNDEF
+    return v.type if v.type is not None else BOTTOM
+
+
+def _split(ts: list[Type], rule: Callable[..., Type]) -> Type:
+    """Apply `rule` to every combination of union members and join the results."""
+    if any(t == BOTTOM for t in ts):
+        return BOTTOM
+    for t in ts:
+        if UNDEF in options(t):
+            raise Unsupported("a local variable that may be unbound here")
+    return union_of([rule(*combo) for combo in itertools.product(*(options(t) for t in ts))])
+
+
+class Inferencer:
+    def __init__(self, fn: Function, argtypes: tuple[Type, ...], resolver: CallResolver) -> None:
+        self.fn = fn
+        self.resolver = resolver
+        if len(argtypes) != len(fn.args):
+            raise Unsupported(f"{len(argtypes)} arguments for {len(fn.args)} parameters")
+        for a, t in zip(fn.args, argtypes):
+            a.type = t
+
+    def run(self) -> Type:
+        order = self.fn.rpo()
+        for op in self.fn.ops():
+            op.type = None
+        for _ in range(100):
+            changed = False
+            ret: Type = BOTTOM
+            for block in order:
+                for op in block.ops:
+                    try:
+                        new = self.type_of(op)
+                    except CompileError as e:
+                        raise e.at(self.fn.location(op)) from None
+                    if isinstance(op, O.Return):
+                        ret = join(ret, value_type(op.value))
+                    elif new != op.type:
+                        op.type = new
+                        changed = True
+            if not changed:
+                return ret
+        raise Unsupported("type inference did not converge", self.fn.location())
+
+    def type_of(self, op: O.Op) -> Type | None:
+        ts = [value_type(v) for v in op.operands()]
+        if isinstance(op, O.Phi):
+            return union_of(ts)
+        if isinstance(op, O.BinOp):
+            rc = op.rhs.value if isinstance(op.rhs, O.Const) else None
+            return _split(ts, lambda a, b: rules.binop_type(op.op, a, b, rc))
+        if isinstance(op, O.UnaryOp):
+            return _split(ts, lambda a: rules.unary_type(op.op, a))
+        if isinstance(op, O.Compare):
+            return _split(ts, lambda a, b: rules.compare_type(op.op, a, b))
+        if isinstance(op, O.Truth):
+            return _split(ts, lambda a: (rules.truth_ok(a), BOOL)[1])
+        if isinstance(op, O.BuildTuple):
+            return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
+        if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
+            return _split(ts, lambda *a: self.item_type(op, *a))
+        if isinstance(op, O.GetIter):
+            return _split(ts, lambda a: self.iter_type(a))
+        if isinstance(op, O.IterValue):
+            return _split(ts, lambda a: INT if a == RANGE_ITER else BOTTOM)
+        if isinstance(op, O.Call):
+            return self.call_type(op, ts)
+        if isinstance(op, O.LoadAttr):
+            raise Unsupported(f"attribute '{op.name}' of {ts[0]}")
+        if isinstance(op, O.LoadGlobal):
+            raise AssertionError("globals are resolved before typing")
+        if isinstance(op, O.Branch):
+            if ts[0] not in (BOOL, BOTTOM):
+                raise AssertionError(f"branch on {ts[0]}")
+            return None
+        if isinstance(op, O.ForIter):
+            if ts[0] not in (RANGE_ITER, BOTTOM):
+                raise Unsupported(f"for loop over {ts[0]}")
+            return None
+        if isinstance(op, O.Return):
+            _split(ts, lambda a: a)  # rejects a possibly unbound value
+            return None
+        if isinstance(op, (O.Jump, O.Raise)):
+            return None
+        raise AssertionError(f"no typing rule for {type(op).__name__}")
+
+    def item_type(self, op: O.Op, seq: Type, index: Type | None = None) -> Type:
+        if not isinstance(seq, TupleType):
+            raise Unsupported(f"indexing or unpacking a {seq}")
+        if isinstance(op, O.Unpack):
+            if len(seq.items) != op.count:
+                raise Unsupported(f"unpacking {len(seq.items)} values into {op.count} names")
+            return seq
+        if isinstance(op, O.TupleGet):
+            return seq.items[op.index]
+        assert isinstance(op, O.Subscript)
+        if not (isinstance(op.index, O.Const) and type(op.index.value) in (int, bool)):
+            raise Unsupported("tuple indexed by a variable")
+        i = int(op.index.value)  # type: ignore[call-overload]
+        if not -len(seq.items) <= i < len(seq.items):
+            raise Unsupported("tuple index out of range")
+        return seq.items[i]
+
+    def iter_type(self, t: Type) -> Type:
+        if t == RANGE:
+            return RANGE_ITER
+        raise Unsupported(f"iterating over {t}")
+
+    def call_type(self, op: O.Call, ts: list[Type]) -> Type:
+        ftype, argtypes = ts[0], tuple(ts[1:])
+        if op.kwnames:
+            raise Unsupported("keyword arguments to a builtin")
+        if not isinstance(ftype, ObjType):
+            raise Unsupported(f"call of a {ftype}")
+        func = ftype.obj
+        if isinstance(func, type) and issubclass(func, BaseException):
+            return ExcType(func)
+        if isinstance(func, pytypes.FunctionType):
+            if BOTTOM in argtypes:
+                return BOTTOM
+            for t in argtypes:
+                _split([t], lambda a: a)
+            return self.resolver.call_type(func, argtypes)
+        sig = lookup(func)
+        if sig is None:
+            raise Unsupported(f"call to {getattr(func, '__qualname__', func)!s}")
+        if not sig.min_args <= len(argtypes) <= sig.max_args:
+            raise Unsupported(f"{sig.name}() with {len(argtypes)} arguments")
+        return _split(list(argtypes), lambda *a: sig.rule(tuple(a)))
+
+
+def infer(fn: Function, argtypes: tuple[Type, ...], resolver: CallResolver) -> Type:
+    """Type `fn` in place for `argtypes`; return the join of its return values' types."""
+    return Inferencer(fn, argtypes, resolver).run()
+
+
+__all__ = ["infer", "const_type", "value_type", "INT"]

@@ -1,0 +1,69 @@
+"""Result types of operators on concrete (non-union) operand types, as CPython computes
+them. Unions are split by the caller (`infer.py`), one combination at a time.
+"""
+
+from __future__ import annotations
+
+from ..errors import Unsupported
+from .types import BOOL, FLOAT, INT, NONE, TupleType, Type, UnionType
+
+NUMERIC = (BOOL, INT, FLOAT)
+INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
+
+
+def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
+    if a in NUMERIC and b in NUMERIC:
+        if op in ("&", "|", "^"):
+            if a == BOOL and b == BOOL:
+                return BOOL
+            if FLOAT in (a, b):
+                raise Unsupported(f"'{op}' with a float operand (TypeError in CPython)")
+            return INT
+        if op in ("<<", ">>") and FLOAT in (a, b):
+            raise Unsupported(f"'{op}' with a float operand (TypeError in CPython)")
+        if op == "/":
+            return FLOAT
+        if op == "**" and FLOAT not in (a, b):
+            # int ** int is an int for a non-negative exponent and a float otherwise.
+            if isinstance(rhs_const, int):
+                return INT if rhs_const >= 0 else FLOAT
+            return UnionType((FLOAT, INT))
+        if op in INT_OPS or op == "**":
+            return FLOAT if FLOAT in (a, b) else INT
+        raise Unsupported(f"operator '{op}'")
+    if op == "+" and isinstance(a, TupleType) and isinstance(b, TupleType):
+        return TupleType(a.items + b.items)
+    raise Unsupported(f"'{op}' between {a} and {b}")
+
+
+def unary_type(op: str, a: Type) -> Type:
+    if op == "not":
+        truth_ok(a)
+        return BOOL
+    if a in (BOOL, INT):
+        return INT
+    if a == FLOAT and op in ("-", "+"):
+        return FLOAT
+    raise Unsupported(f"unary '{op}' of {a}")
+
+
+def compare_type(op: str, a: Type, b: Type) -> Type:
+    if op in ("is", "is not"):
+        if a == NONE or b == NONE or (a == BOOL and b == BOOL):
+            return BOOL
+        raise Unsupported(f"'{op}' between {a} and {b} (object identity)")
+    if op in ("in", "not in"):
+        if isinstance(b, TupleType) and a in (BOOL, INT, NONE) and all(t in (BOOL, INT, NONE) for t in b.items):
+            return BOOL
+        raise Unsupported(f"'{op}' with {a} and {b}")
+    if a in NUMERIC and b in NUMERIC:
+        return BOOL
+    if op in ("==", "!=") and (a == NONE or b == NONE):
+        return BOOL
+    raise Unsupported(f"'{op}' between {a} and {b}")
+
+
+def truth_ok(a: Type) -> None:
+    if a in NUMERIC or a == NONE or isinstance(a, TupleType):
+        return
+    raise Unsupported(f"truth value of {a}")

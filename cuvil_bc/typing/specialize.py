@@ -1,0 +1,101 @@
+"""Bind a function's IR to the world it runs in, before typing.
+
+* Globals become constants: each ``LoadGlobal`` is replaced by the object the name holds
+  now, and a `Guard` records it so that the dispatcher notices a rebinding.
+* Calls to Python functions get their keyword and default arguments bound, so the
+  call passes exactly one value per parameter, in order.
+
+    %0 = global N         ->   (uses of %0 use 1000)        guard: globals['N'] is <1000>
+    call <f>(x, k=1)      ->   call <f>(x, 2, 1)            (defaults filled in)
+"""
+
+from __future__ import annotations
+
+import builtins
+import inspect
+import types as pytypes
+from dataclasses import dataclass
+
+from ..errors import Unsupported
+from ..ir import ops as O
+from ..ir.function import Function
+
+MISSING = object()
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """``namespace[name] is expected`` (or, for attributes, ``getattr(obj, name) is expected``)."""
+
+    namespace: object
+    name: str
+    expected: object
+    is_attr: bool = False
+
+    def holds(self) -> bool:
+        if self.is_attr:
+            return getattr(self.namespace, self.name, MISSING) is self.expected
+        return self.namespace.get(self.name, MISSING) is self.expected  # type: ignore[attr-defined]
+
+
+def _builtins_dict(pyfunc: pytypes.FunctionType) -> dict[str, object]:
+    b = pyfunc.__builtins__ if hasattr(pyfunc, "__builtins__") else builtins.__dict__
+    return b if isinstance(b, dict) else b.__dict__  # type: ignore[return-value]
+
+
+def function_guards(pyfunc: pytypes.FunctionType) -> list[Guard]:
+    """Guards that the function object itself still has the code that was compiled."""
+    return [
+        Guard(pyfunc, "__code__", pyfunc.__code__, True),
+        Guard(pyfunc, "__defaults__", pyfunc.__defaults__, True),
+        Guard(pyfunc, "__kwdefaults__", pyfunc.__kwdefaults__, True),
+    ]
+
+
+def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
+    gdict = pyfunc.__globals__
+    bdict = _builtins_dict(pyfunc)
+    guards: dict[str, list[Guard]] = {}
+    for block in fn.blocks:
+        for op in list(block.ops):
+            if not isinstance(op, O.LoadGlobal):
+                continue
+            name = op.name
+            if name in gdict:
+                value = gdict[name]
+                guards[name] = [Guard(gdict, name, value)]
+            elif name in bdict:
+                value = bdict[name]
+                guards[name] = [Guard(gdict, name, MISSING), Guard(bdict, name, value)]
+            else:
+                raise Unsupported(f"name '{name}' is not defined", fn.location(op))
+            fn.replace_all_uses(op, O.Const(value))
+            block.ops.remove(op)
+    return [g for gs in guards.values() for g in gs]
+
+
+def bind_calls(fn: Function) -> None:
+    """Give every call to a known Python function one positional value per parameter."""
+    for op in fn.ops():
+        if not (isinstance(op, O.Call) and isinstance(op.func, O.Const)):
+            continue
+        func = op.func.value
+        if not isinstance(func, pytypes.FunctionType):
+            continue
+        sig = inspect.signature(func)
+        for p in sig.parameters.values():
+            if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+                raise Unsupported(f"call to {func.__qualname__}, which takes *args or **kwargs", fn.location(op))
+        npos = len(op.args) - len(op.kwnames)
+        try:
+            bound = sig.bind(*op.args[:npos], **dict(zip(op.kwnames, op.args[npos:])))
+        except TypeError as e:
+            raise Unsupported(f"call to {func.__qualname__}: {e}", fn.location(op)) from None
+        args: list[O.Value] = []
+        for name, p in sig.parameters.items():
+            if name in bound.arguments:
+                args.append(bound.arguments[name])
+            else:
+                args.append(O.Const(p.default))
+        op.args = args
+        op.kwnames = ()

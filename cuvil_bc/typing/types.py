@@ -1,0 +1,165 @@
+"""The types of cuvil_bc's typed IR.
+
+Scalars (`BOOL`, `INT` = int64 with overflow checks, `FLOAT` = IEEE double, `NONE`),
+tuples of types, and unions of those where CPython's value may have either type
+(``x = 0`` then ``x += 0.5`` in a loop). `ObjType` is a compile-time object (a module, a
+function) with no run-time representation. `UNDEF` marks a possibly unbound local and
+`BOTTOM` a value not computed yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..errors import Unsupported
+
+INT64_MIN = -(2**63)
+INT64_MAX = 2**63 - 1
+MAX_UNION = 4
+
+
+class Type:
+    pass
+
+
+@dataclass(frozen=True)
+class Scalar(Type):
+    name: str
+
+    def __str__(self) -> str:
+        return self.name
+
+
+BOOL = Scalar("bool")
+INT = Scalar("int")
+FLOAT = Scalar("float")
+NONE = Scalar("None")
+RANGE = Scalar("range")
+RANGE_ITER = Scalar("range_iterator")
+UNDEF = Scalar("undef")
+BOTTOM = Scalar("bottom")
+
+
+@dataclass(frozen=True)
+class TupleType(Type):
+    items: tuple[Type, ...]
+
+    def __str__(self) -> str:
+        return "tuple[" + ", ".join(map(str, self.items)) + "]" if self.items else "tuple[()]"
+
+
+@dataclass(frozen=True)
+class UnionType(Type):
+    options: tuple[Type, ...]  # at least two, none a union, sorted by text
+
+    def __str__(self) -> str:
+        return " | ".join(map(str, self.options))
+
+
+@dataclass(frozen=True, eq=False)
+class ObjType(Type):
+    """A Python object known at compile time: a module, function, builtin or class."""
+
+    obj: object
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ObjType) and other.obj is self.obj
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __str__(self) -> str:
+        return f"<{getattr(self.obj, '__qualname__', getattr(self.obj, '__name__', type(self.obj).__name__))}>"
+
+
+@dataclass(frozen=True)
+class ExcType(Type):
+    """An exception instance (only ever raised, which hands the call back to CPython)."""
+
+    cls: type
+
+    def __str__(self) -> str:
+        return f"exception {self.cls.__name__}"
+
+
+def options(t: Type) -> tuple[Type, ...]:
+    return t.options if isinstance(t, UnionType) else (t,)
+
+
+def join(a: Type, b: Type) -> Type:
+    """The type of a value that is an `a` on one path and a `b` on another."""
+    if a == b or b == BOTTOM:
+        return a
+    if a == BOTTOM:
+        return b
+    members = {str(o): o for o in options(a) + options(b)}
+    if len(members) > MAX_UNION:
+        raise Unsupported(f"a value that may be any of {len(members)} types ({', '.join(sorted(members))})")
+    return UnionType(tuple(members[k] for k in sorted(members)))
+
+
+def union_of(types: list[Type]) -> Type:
+    out: Type = BOTTOM
+    for t in types:
+        out = join(out, t)
+    return out
+
+
+def typeof(value: object) -> Type:
+    """The type of a run-time argument or constant value."""
+    t = type(value)
+    if t is bool:
+        return BOOL
+    if t is int:
+        if INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
+            return INT
+        raise Unsupported("int value beyond the int64 range")
+    if t is float:
+        return FLOAT
+    if value is None:
+        return NONE
+    if t is tuple:
+        return TupleType(tuple(typeof(v) for v in value))  # type: ignore[union-attr]
+    raise Unsupported(f"value of type {t.__name__}")
+
+
+def parse_signature(text: str) -> tuple[Type, ...]:
+    """Parse ``"(int, float)"`` or ``"(tuple[int, float], None)"`` into argument types."""
+    names = {"int": INT, "float": FLOAT, "bool": BOOL, "None": NONE}
+    pos = 0
+    text = text.strip()
+
+    def parse_one() -> Type:
+        nonlocal pos
+        while text[pos] == " ":
+            pos += 1
+        if text.startswith("tuple[", pos):
+            pos += len("tuple[")
+            items = []
+            while text[pos] != "]":
+                items.append(parse_one())
+                while text[pos] in ", ":
+                    pos += 1
+            pos += 1
+            return TupleType(tuple(items))
+        for name, t in names.items():
+            if text.startswith(name, pos):
+                pos += len(name)
+                return t
+        raise ValueError(f"cannot parse a type at {text[pos:]!r} in signature {text!r}")
+
+    if not (text.startswith("(") and text.endswith(")")):
+        raise ValueError(f"a signature looks like '(int, float)', not {text!r}")
+    pos = 1
+    out = []
+    while True:
+        while text[pos] in ", ":
+            pos += 1
+        if text[pos] == ")":
+            break
+        out.append(parse_one())
+    return tuple(out)
+
+
+def format_signature(types: tuple[Type, ...]) -> str:
+    return "(" + ", ".join(map(str, types)) + ")"
