@@ -23,6 +23,7 @@ from .errors import CompileError
 from .typing.types import BOOL, FLOAT, INT, NONE, TupleType, Type, format_signature, parse_signature, typeof
 
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
+_PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
 
 
 class _Native:
@@ -71,7 +72,8 @@ class Dispatcher:
         self.stats: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0}
         for sig in signatures or ():
             argtypes = parse_signature(sig)
-            self._compile(argtypes, argtypes)
+            key = tuple(_PYTHON_TYPE.get(t, t) for t in argtypes)  # the key a call computes
+            self._compile(key, argtypes)
 
     # -- calling --------------------------------------------------------------------
 

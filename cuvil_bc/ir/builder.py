@@ -135,7 +135,10 @@ class _Builder:
                 lhs, rhs = pop(2)
                 stack.append(emit(O.BinOp(ins.arg, lhs, rhs)))  # type: ignore[arg-type]
             elif op is I.UNARY_OP:
-                stack.append(emit(O.UnaryOp(ins.arg, stack.pop())))  # type: ignore[arg-type]
+                operand = stack.pop()
+                if ins.arg == "not" and isinstance(operand, O.Truth):
+                    operand = operand.value  # "not" tests truth itself (3.13 adds TO_BOOL first)
+                stack.append(emit(O.UnaryOp(ins.arg, operand)))  # type: ignore[arg-type]
             elif op is I.TO_BOOL:
                 stack.append(emit(O.Truth(stack.pop())))
             elif op is I.COMPARE_OP:

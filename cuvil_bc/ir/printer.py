@@ -31,8 +31,12 @@ def _const_text(value: object) -> str:
 
 
 class Namer:
+    """Names values %0, %1, ... and blocks B0, B1, ... in order of appearance, so that
+    the text does not depend on bytecode offsets (which differ between versions)."""
+
     def __init__(self, fn: Function) -> None:
         self.names: dict[O.Value, str] = {}
+        self.blocks = {b: f"B{i}" for i, b in enumerate(fn.blocks)}
         n = 0
         for op in fn.ops():
             if not isinstance(op, O.ControlOp):
@@ -48,11 +52,14 @@ class Namer:
             return f"undef({v.name})"
         return self.names.get(v, "%?")
 
+    def block(self, b: object) -> str:
+        return self.blocks.get(b, "B?")  # type: ignore[call-overload]
+
 
 def op_text(op: O.Op, name: Namer) -> str:
     args = ", ".join
     if isinstance(op, O.Phi):
-        return "phi [" + args(f"{b.name}: {name(v)}" for b, v in op.incoming) + "]" + (f"  # {op.var}" if op.var else "")
+        return "phi [" + args(f"{name.block(b)}: {name(v)}" for b, v in op.incoming) + "]" + (f"  # {op.var}" if op.var else "")
     if isinstance(op, O.BinOp):
         return f"binop {name(op.lhs)} {op.op} {name(op.rhs)}"
     if isinstance(op, O.UnaryOp):
@@ -83,11 +90,11 @@ def op_text(op: O.Op, name: Namer) -> str:
     if isinstance(op, O.IterValue):
         return f"itervalue {name(op.iterator)}"
     if isinstance(op, O.Jump):
-        return f"jump {op.target.name}"
+        return f"jump {name.block(op.target)}"
     if isinstance(op, O.Branch):
-        return f"branch {name(op.cond)} ? {op.if_true.name} : {op.if_false.name}"
+        return f"branch {name(op.cond)} ? {name.block(op.if_true)} : {name.block(op.if_false)}"
     if isinstance(op, O.ForIter):
-        return f"foriter {name(op.iterator)} -> {op.body.name}, exit {op.exit.name}"
+        return f"foriter {name(op.iterator)} -> {name.block(op.body)}, exit {name.block(op.exit)}"
     if isinstance(op, O.Return):
         return f"return {name(op.value)}"
     if isinstance(op, O.Raise):
@@ -100,7 +107,7 @@ def format_function(fn: Function, *, lines: bool = False) -> str:
     params = ", ".join(f"{a.name}: {a.type}" if a.type is not None else a.name for a in fn.args)
     out = [f"def {fn.name}({params}):"]
     for block in fn.blocks:
-        out.append(f"{block.name}:")
+        out.append(f"{name.block(block)}:")
         for op in block.ops:
             text = op_text(op, name)
             if isinstance(op, O.ControlOp):

@@ -1,0 +1,94 @@
+"""Source functions for the golden tests (tests/test_golden.py).
+
+Each is a small, readable function exercising one part of the pipeline; the expected
+text for every stage lives in tests/golden/<case>.<stage>.txt.
+"""
+
+from __future__ import annotations
+
+import math
+
+LIMIT = 10
+
+
+def arith(a, b):
+    c = a * 2 + b
+    c -= 3
+    return -c // b, c % 7, not a
+
+
+def folding(x):
+    k = 2**10 + 3 * 4
+    if k > 1000:
+        return x + k
+    return x - (1 // 1)
+
+
+def loop_sum(n):
+    s = 0
+    for i in range(n):
+        if i % 3 == 0:
+            continue
+        s += i
+    return s
+
+
+def while_else(n):
+    i = 0
+    while i < n:
+        if i * i > 50:
+            break
+        i += 1
+    else:
+        return -1
+    return i
+
+
+def chained(a, b, c):
+    return a < b <= c
+
+
+def swap(a, b):
+    for _ in range(3):
+        a, b = b, a + b
+    return a, b
+
+
+def globals_math(x):
+    return math.sqrt(x) * LIMIT + math.pi
+
+
+def mixed_return(x):
+    if x > 0:
+        return x
+    if x < 0:
+        return 0.5
+    return None
+
+
+def float_accumulate(n):
+    t = 0
+    for i in range(n):
+        t += 0.5
+    return t
+
+
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+
+#: case name -> argument types for the typed stage
+CASES = {
+    "arith": "(int, int)",
+    "folding": "(float)",
+    "loop_sum": "(int)",
+    "while_else": "(int)",
+    "chained": "(int, float, int)",
+    "swap": "(int, int)",
+    "globals_math": "(float)",
+    "mixed_return": "(int)",
+    "float_accumulate": "(int)",
+    "fib": "(int)",
+}

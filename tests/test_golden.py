@@ -1,0 +1,117 @@
+"""Golden tests: Python source in, the text of each pipeline stage out.
+
+Stages: ``decode`` and ``cfg`` (version-specific), ``built`` (SSA straight from the
+builder), one stage per pass run alone on the built IR, ``optimized`` (the full
+pipeline after global resolution) and ``typed``. Regenerate the expectations with
+``CUVIL_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` and review the diff.
+
+Expected text is in tests/golden/<case>.<stage>.txt; a version whose text differs has
+its own tests/golden/<case>.<stage>.py3XX.txt.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+from cuvil_bc.cfg import build_cfg
+from cuvil_bc.compiler import Compiler
+from cuvil_bc.decode import decode
+from cuvil_bc.ir import build_ir, format_function, verify
+from cuvil_bc.ir.passes import constfold, copyprop, dce, simplifycfg
+from cuvil_bc.ir.pipeline import optimize
+from cuvil_bc.typing.specialize import bind_calls, resolve_globals
+from cuvil_bc.typing.types import parse_signature
+
+from . import golden_cases
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("CUVIL_UPDATE_GOLDEN") == "1"
+VERSION = f"py3{sys.version_info[1]}"
+REFERENCE = "py312"  # the version whose output is stored without a suffix
+VERSIONED = ("decode", "cfg")
+
+
+def _func(case: str):  # type: ignore[no-untyped-def]
+    return getattr(golden_cases, case)
+
+
+def _built(case: str):  # type: ignore[no-untyped-def]
+    fn = build_ir(build_cfg(decode(_func(case).__code__)))
+    verify(fn)
+    return fn
+
+
+def _one_pass(run: Callable[..., bool]) -> Callable[[str], str]:
+    def stage(case: str) -> str:
+        fn = _built(case)
+        run(fn)
+        verify(fn)
+        return format_function(fn)
+
+    return stage
+
+
+def _optimized(case: str) -> str:
+    fn = _built(case)
+    optimize(fn, verify_each=True)
+    resolve_globals(fn, _func(case))
+    bind_calls(fn)
+    optimize(fn, verify_each=True)
+    return format_function(fn)
+
+
+def _typed(case: str) -> str:
+    spec = Compiler().typed(_func(case), parse_signature(golden_cases.CASES[case]))
+    assert spec.fn is not None
+    verify(spec.fn, typed=True)
+    return f"returns {spec.return_type}\n" + format_function(spec.fn)
+
+
+STAGES: dict[str, Callable[[str], str]] = {
+    "decode": lambda case: decode(_func(case).__code__).text(),
+    "cfg": lambda case: build_cfg(decode(_func(case).__code__)).text(),
+    "built": lambda case: format_function(_built(case)),
+    "copyprop": _one_pass(copyprop.run),
+    "constfold": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn)),
+    "simplifycfg": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn) | simplifycfg.run(fn)),
+    "dce": _one_pass(lambda fn: copyprop.run(fn) | dce.run(fn)),
+    "optimized": _optimized,
+    "typed": _typed,
+}
+
+
+def _expected_path(case: str, stage: str) -> Path:
+    own = GOLDEN / f"{case}.{stage}.{VERSION}.txt"
+    if own.exists() or (stage in VERSIONED and VERSION != REFERENCE):
+        return own
+    return GOLDEN / f"{case}.{stage}.txt"
+
+
+@pytest.mark.parametrize("stage", list(STAGES))
+@pytest.mark.parametrize("case", list(golden_cases.CASES))
+def test_golden(case: str, stage: str) -> None:
+    actual = STAGES[stage](case).rstrip() + "\n"
+    path = _expected_path(case, stage)
+    if UPDATE:
+        _update(case, stage, actual)
+        return
+    assert path.exists(), f"missing {path.name}: run with CUVIL_UPDATE_GOLDEN=1"
+    assert actual == path.read_text(), f"{path.name} differs; if intended, regenerate with CUVIL_UPDATE_GOLDEN=1"
+
+
+def _update(case: str, stage: str, actual: str) -> None:
+    generic = GOLDEN / f"{case}.{stage}.txt"
+    own = GOLDEN / f"{case}.{stage}.{VERSION}.txt"
+    if stage in VERSIONED and VERSION != REFERENCE:
+        own.write_text(actual)
+    elif VERSION == REFERENCE or not generic.exists():
+        generic.write_text(actual)
+    elif generic.read_text() == actual:
+        own.unlink(missing_ok=True)  # same as the reference: no version-specific file
+    else:
+        own.write_text(actual)
