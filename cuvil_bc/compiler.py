@@ -41,6 +41,7 @@ class Specialization:
     provisional: bool = False
     lowered: bool = False
     entry: str | None = None
+    fast_entry: str | None = None  # scalar-only signatures: see codegen.emit_fast_entry
     llvm: str = ""
     asm: str = ""
 
@@ -123,7 +124,7 @@ class Compiler:
 
     def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
         """Type, lower and JIT-compile `pyfunc` for `argtypes` (and what it calls)."""
-        from .lower.codegen import FunctionLowering, emit_entry
+        from .lower.codegen import FunctionLowering, emit_entry, emit_fast_entry, fast_entry_supported
         from .lower.jit import get_jit
 
         with self.lock:
@@ -140,6 +141,8 @@ class Compiler:
                 except CompileError as e:
                     raise e.at(s.fn.location())
             spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            if fast_entry_supported(spec.argtypes, spec.return_type):
+                spec.fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
             optimized, asm = jit.compile(module)
             for s in pending:
                 s.lowered = True

@@ -32,14 +32,20 @@ class _Native:
     def __init__(self, spec: Specialization) -> None:
         from .lower.boxing import make_boxer, make_flattener
         from .lower.jit import get_jit
-        from .lower.runtime import ffi
         from .lower.ltypes import c_param_types, words
+        from .lower.runtime import ffi, lib
 
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_param_types(t)]
         ctype = f"int32_t(*)({', '.join(params + ['cb_word *'])})"
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
+        self.fast: tuple[Any, Any] | None = None
+        if spec.fast_entry is not None:
+            codes = "".join("d" if c == "double" else "i" for c in params) or "v"
+            ret = "d" if spec.return_type == FLOAT else "i"
+            trampoline = getattr(lib, f"cb_call_{codes}_{ret}")
+            self.fast = (trampoline, ffi.cast("void *", get_jit().address(spec.fast_entry)))
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
@@ -54,6 +60,13 @@ class _Native:
 
 
 class Dispatcher:
+    """The state and slow paths behind a compiled function.
+
+    Users get `self.function`: a real Python function whose code `fastpath.py`
+    generates (and regenerates whenever the set of native specialisations changes),
+    carrying this object's public attributes (py_func, stats, signatures, explain, ...).
+    """
+
     def __init__(self, pyfunc: pytypes.FunctionType, *, signatures: list[str] | None = None, strict: bool = False) -> None:
         if not isinstance(pyfunc, pytypes.FunctionType):
             raise TypeError(f"cuvil_bc.compile needs a Python function, not {type(pyfunc).__name__}")
@@ -64,12 +77,21 @@ class Dispatcher:
         self._nparams = pyfunc.__code__.co_argcount
         self._simple = not (pyfunc.__code__.co_flags & 0x0C) and pyfunc.__code__.co_kwonlyargcount == 0
         self._native: dict[tuple[object, ...], _Native] = {}
+        self._signature_list: list[str] = []
         self._failed: dict[tuple[object, ...], str] = {}
         self._guards: list[Any] = []
         self._lock = threading.RLock()
         self._warned = False
         self._last_deopt: str | None = None
-        self.stats: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0}
+        self._last_line = 0
+        self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0}
+        self._ns: dict[str, Any] = {
+            "_generic": self._call_generic,
+            "_deopt": lambda args: self._deopt(args, self._last_line),
+            "_take": self._take,
+            "_native_calls": 0,
+        }
+        self.function = self._make_function()
         for sig in signatures or ():
             argtypes = parse_signature(sig)
             key = tuple(_PYTHON_TYPE.get(t, t) for t in argtypes)  # the key a call computes
@@ -77,10 +99,19 @@ class Dispatcher:
 
     # -- calling --------------------------------------------------------------------
 
-    def __get__(self, obj: object, objtype: type | None = None) -> Any:
-        return self if obj is None else pytypes.MethodType(self, obj)
+    @property
+    def stats(self) -> dict[str, float]:
+        """native_calls (calls that ran native code to completion), interpreted_calls,
+        deopts (native calls handed back to CPython, also counted as interpreted) and
+        compile_seconds."""
+        out = dict(self._counts)
+        out["native_calls"] += self._ns["_native_calls"]
+        return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self._call_generic(args, kwargs)
+
+    def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if kwargs or len(args) != self._nparams or not self._simple:
             try:
                 bound = self.__signature__.bind(*args, **kwargs)
@@ -100,22 +131,65 @@ class Dispatcher:
         for g in self._guards:
             if not g.holds():
                 self._invalidate()
-                return self(*args)
+                return self._call_generic(args, {})
         out = native.out()
         try:
             status = native.cfunc(*native.flatten(args), out)
         except (OverflowError, TypeError):
             return self._interpret(args, kwargs)  # an int beyond int64
         if status:
-            self.stats["deopts"] += 1
-            self._last_deopt = _deopt_text(self.py_func)
-            return self._interpret(args, kwargs)
-        self.stats["native_calls"] += 1
+            return self._deopt(args, _take_deopt_line())
+        self._counts["native_calls"] += 1
         return native.box(out)
 
+    def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
+        self._counts["deopts"] += 1
+        self._last_deopt = f"guard failed at line {line}; CPython ran the call" if line else "CPython ran the call"
+        return self._interpret(args, {})
+
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-        self.stats["interpreted_calls"] += 1
+        self._counts["interpreted_calls"] += 1
         return self.py_func(*args, **kwargs)
+
+    def _make_function(self) -> pytypes.FunctionType:
+        from .fastpath import generic_source
+
+        exec(generic_source(self.py_func), self._ns)
+        fn: pytypes.FunctionType = self._ns.pop("_cb_entry")
+        fn.__code__ = self._named(fn.__code__)
+        functools.update_wrapper(fn, self.py_func)
+        fn.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        for name in ("py_func", "explain", "inspect_ir", "inspect_llvm", "inspect_asm"):
+            setattr(fn, name, getattr(self, name))
+        fn.stats = _LiveStats(self)  # type: ignore[attr-defined]
+        fn.signatures = self._signature_list  # type: ignore[attr-defined]
+        fn.dispatcher = self  # type: ignore[attr-defined]
+        return fn
+
+    def _regenerate(self) -> None:
+        """Swap in fast-path code for the current native specialisations."""
+        from .fastpath import can_generate, fast_source
+
+        self._signature_list[:] = [n.spec.signature for n in self._native.values()]
+        if not can_generate(self.py_func):
+            return
+        fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None]
+        ns: dict[str, Any] = {}
+        source = fast_source(self.py_func, fast, self._guards, ns)
+        self._ns.update(ns)
+        exec(source, self._ns)
+        new = self._ns.pop("_cb_entry")
+        self.function.__code__ = self._named(new.__code__)
+        self.function.__defaults__ = new.__defaults__
+
+    def _named(self, code: pytypes.CodeType) -> pytypes.CodeType:
+        """Errors raised while binding arguments name the function, as CPython's do."""
+        own = self.py_func.__code__
+        return code.replace(co_name=own.co_name, co_qualname=own.co_qualname)
+
+    def _take(self) -> int:
+        self._last_line = _take_deopt_line()
+        return self._last_line
 
     # -- compiling ------------------------------------------------------------------
 
@@ -158,11 +232,12 @@ class Dispatcher:
                     )
                 return None
             finally:
-                self.stats["compile_seconds"] += time.perf_counter() - start
+                self._counts["compile_seconds"] += time.perf_counter() - start
             self._native[key] = native
             for g in spec.all_guards():
                 if g.namespace is not self.py_func and g not in self._guards:
                     self._guards.append(g)
+            self._regenerate()
             return native
 
     def _invalidate(self) -> None:
@@ -170,12 +245,13 @@ class Dispatcher:
             self._native.clear()
             self._failed.clear()
             self._guards = []
+            self._regenerate()
 
     # -- introspection --------------------------------------------------------------
 
     @property
     def signatures(self) -> list[str]:
-        return [n.spec.signature for n in self._native.values()]
+        return list(self._signature_list)
 
     def explain(self) -> str:
         lines = [f"{self.py_func.__qualname__}:"]
@@ -209,6 +285,44 @@ class Dispatcher:
         return f"<cuvil_bc dispatcher for {self.py_func.__qualname__}>"
 
 
+class _LiveStats(dict):  # type: ignore[type-arg]
+    """`stats` on the compiled function: a dict whose reads are always current."""
+
+    def __init__(self, dispatcher: Dispatcher) -> None:
+        super().__init__()
+        self._dispatcher = dispatcher
+
+    def _now(self) -> dict[str, float]:
+        return self._dispatcher.stats
+
+    def __getitem__(self, key: str) -> float:
+        return self._now()[key]
+
+    def __iter__(self):  # type: ignore[no-untyped-def]
+        return iter(self._now())
+
+    def __len__(self) -> int:
+        return len(self._now())
+
+    def keys(self):  # type: ignore[no-untyped-def]
+        return self._now().keys()
+
+    def items(self):  # type: ignore[no-untyped-def]
+        return self._now().items()
+
+    def values(self):  # type: ignore[no-untyped-def]
+        return self._now().values()
+
+    def get(self, key: str, default: object = None) -> object:
+        return self._now().get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._now()
+
+    def __repr__(self) -> str:
+        return repr(self._now())
+
+
 def typeof_or_none(value: tuple[Any, ...]) -> Type | None:
     try:
         return typeof(value)
@@ -224,11 +338,10 @@ def _def_location(fn: pytypes.FunctionType) -> str:
     return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
 
-def _deopt_text(fn: pytypes.FunctionType) -> str:
+def _take_deopt_line() -> int:
     from .lower.runtime import take_deopt_line
 
-    line = take_deopt_line()
-    return f"guard failed at line {line}; CPython ran the call" if line else "a callee deoptimised"
+    return take_deopt_line()
 
 
 def compile(
@@ -236,5 +349,5 @@ def compile(
 ) -> Any:
     """Compile `fn` to native code: ``@compile``, ``@compile(strict=True)`` or ``compile(f)``."""
     if fn is None:
-        return lambda f: Dispatcher(f, signatures=signatures, strict=strict)  # type: ignore[arg-type]
-    return Dispatcher(fn, signatures=signatures, strict=strict)  # type: ignore[arg-type]
+        return lambda f: Dispatcher(f, signatures=signatures, strict=strict).function  # type: ignore[arg-type]
+    return Dispatcher(fn, signatures=signatures, strict=strict).function  # type: ignore[arg-type]

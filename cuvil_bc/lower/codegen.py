@@ -294,3 +294,34 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
 
 
 __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
+
+
+#: What a fast entry returns when the call must be finished by CPython; the dispatcher
+#: then confirms with the runtime's thread-local deopt line (the value may be genuine).
+FAST_INT_SENTINEL = -(2**63)
+
+
+def fast_entry_supported(argtypes: tuple[Type, ...], ret: Type) -> bool:
+    from .ltypes import c_param_types
+
+    flat = [c for t in argtypes for c in c_param_types(t)]
+    return all(t in (INT, FLOAT, BOOL) for t in argtypes) and len(flat) <= 4 and ret in (INT, FLOAT, BOOL)
+
+
+def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
+    """Add ``i64|double @<symbol>.fast(<scalar params>)``: the result itself, or a
+    sentinel (INT64_MIN or NaN) when the call deoptimised."""
+    name = f"{symbol}.fast"
+    ret_ll = F64 if ret == FLOAT else I64
+    fn = ir.Function(module, ir.FunctionType(ret_ll, [p for t in argtypes for p in llvm_param_types(t)]), name=name)
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(fn.args, argtypes)]
+    slot = b.alloca(llvm_type(ret))
+    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot])
+    ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
+    value = b.load(slot)
+    if ret == BOOL:
+        value = b.zext(value, I64)
+    sentinel = ir.Constant(F64, float("nan")) if ret == FLOAT else ir.Constant(I64, FAST_INT_SENTINEL)
+    b.ret(b.select(ok, value, sentinel))
+    return name

@@ -40,6 +40,9 @@ def unary_type(op: str, a: Type) -> Type:
     if op == "not":
         truth_ok(a)
         return BOOL
+    if a == BOOL and op == "~":
+        # Deprecated since 3.12: CPython emits a DeprecationWarning, so let it run.
+        raise Unsupported("'~' of a bool (deprecated; CPython warns)")
     if a in (BOOL, INT):
         return INT
     if a == FLOAT and op in ("-", "+"):

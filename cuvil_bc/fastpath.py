@@ -1,0 +1,111 @@
+"""Generate the code of the function that `cuvil_bc.compile` returns: the per-call fast
+path, as Python source, regenerated whenever the native specialisations change.
+
+For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads like::
+
+    def _cb_entry(a=_MISSING, b=_MISSING, *_cb_more):   # renamed f when installed
+        global _native_calls
+        if _cb_more or a is _MISSING:
+            return _generic(_given(a, b, _cb_more), {})
+        if b is _MISSING:
+            b = _default_0
+        if _g0.get(_n0, _MISSING) is not _o0:            # one test per global guard
+            return _generic((a, b), {})
+        if type(a) is _t0_0 and type(b) is _t0_1:
+            try:
+                r = _f0(_p0, a, b)                       # cffi direct call, GIL released
+            except OverflowError:                        # an int beyond int64
+                return _generic((a, b), {})
+            if r != r and _take():                       # NaN sentinel: did it deoptimise?
+                return _deopt((a, b))
+            _native_calls += 1
+            return r
+        return _generic((a, b), {})
+
+Binding errors (an unknown keyword, a repeated argument) are raised by Python itself
+while binding, with the function's name, so they read exactly as CPython's. Only scalar
+specialisations with a fast entry appear; every other call takes the generic path,
+which is also where compilation happens.
+"""
+
+from __future__ import annotations
+
+import types as pytypes
+from typing import Any
+
+from .typing.types import BOOL, FLOAT, INT, Type
+
+MISSING = object()
+_PYTYPE = {INT: int, FLOAT: float, BOOL: bool}
+
+
+def can_generate(pyfunc: pytypes.FunctionType) -> bool:
+    code = pyfunc.__code__
+    return not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0 and code.co_posonlyargcount == 0
+
+
+def generic_source(pyfunc: pytypes.FunctionType) -> str:
+    return "def _cb_entry(*args, **kwargs):\n    return _generic(args, kwargs)\n"
+
+
+def fast_source(
+    pyfunc: pytypes.FunctionType,
+    natives: list[tuple[tuple[Type, ...], Type, Any, Any]],
+    guards: list[Any],
+    ns: dict[str, Any],
+) -> str:
+    """Source of the fast path; fills `ns` with the objects it refers to.
+
+    `natives` holds (argtypes, return type, cffi trampoline, entry pointer) per fast
+    specialisation; `guards` the global guards that every call must check.
+    """
+    code = pyfunc.__code__
+    params = list(code.co_varnames[: code.co_argcount])
+    defaults = pyfunc.__defaults__ or ()
+    first_default = len(params) - len(defaults)
+    ns["_MISSING"] = MISSING
+    ns["_given"] = _given
+    args = "(" + "".join(f"{p}, " for p in params) + ")"
+    lines = [f"def _cb_entry({''.join(f'{p}=_MISSING, ' for p in params)}*_cb_more):"]
+    lines.append("    global _native_calls")
+    missing = "".join(f" or {p} is _MISSING" for p in params[:first_default])
+    lines.append(f"    if _cb_more{missing}:")
+    lines.append(f"        return _generic(_given({''.join(p + ', ' for p in params)}_cb_more), {{}})")
+    for k, p in enumerate(params[first_default:]):
+        ns[f"_default_{k}"] = defaults[k]
+        lines.append(f"    if {p} is _MISSING:")
+        lines.append(f"        {p} = _default_{k}")
+    for k, g in enumerate(guards):
+        ns[f"_g{k}"], ns[f"_o{k}"], ns[f"_n{k}"] = g.namespace, g.expected, g.name
+        lookup = f"getattr(_g{k}, _n{k}, _MISSING)" if g.is_attr else f"_g{k}.get(_n{k}, _MISSING)"
+        lines.append(f"    if {lookup} is not _o{k}:")
+        lines.append(f"        return _generic({args}, {{}})")
+    for s, (argtypes, ret, trampoline, pointer) in enumerate(natives):
+        ns[f"_f{s}"], ns[f"_p{s}"] = trampoline, pointer
+        checks = []
+        for i, (p, t) in enumerate(zip(params, argtypes)):
+            ns[f"_t{s}_{i}"] = _PYTYPE[t]
+            checks.append(f"type({p}) is _t{s}_{i}")
+        lines.append(f"    if {' and '.join(checks) or 'True'}:")
+        lines.append("        try:")
+        lines.append(f"            r = _f{s}(_p{s}{''.join(', ' + p for p in params)})")
+        lines.append("        except OverflowError:")
+        lines.append(f"            return _generic({args}, {{}})")
+        sentinel = "r != r" if ret == FLOAT else "r == -9223372036854775808"
+        lines.append(f"        if {sentinel} and _take():")
+        lines.append(f"            return _deopt({args})")
+        lines.append("        _native_calls += 1")
+        lines.append("        return r != 0" if ret == BOOL else "        return r")
+    lines.append(f"    return _generic({args}, {{}})")
+    return "\n".join(lines) + "\n"
+
+
+def _given(*values: Any) -> tuple[Any, ...]:
+    """The positional arguments actually passed: the leading non-missing ones, then extras."""
+    *named, more = values
+    out = []
+    for v in named:
+        if v is MISSING:
+            break
+        out.append(v)
+    return tuple(out) + tuple(more)
