@@ -141,7 +141,7 @@ class Compiler:
                 except CompileError as e:
                     raise e.at(s.fn.location())
             spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
-            if fast_entry_supported(spec.argtypes, spec.return_type):
+            if fast_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
                 spec.fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
             optimized, asm = jit.compile(module)
             for s in pending:

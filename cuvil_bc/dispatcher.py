@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import time
 import types as pytypes
@@ -37,7 +38,8 @@ class _Native:
 
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_param_types(t)]
-        ctype = f"int32_t(*)({', '.join(params + ['cb_word *'])})"
+        ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *'])})"
+        self.calls_python = bool(spec.callees)
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
         self.fast: tuple[Any, Any] | None = None
@@ -132,9 +134,16 @@ class Dispatcher:
             if not g.holds():
                 self._invalidate()
                 return self._call_generic(args, {})
+        depth = 0
+        if native.calls_python:
+            # Native calls must not go deeper than CPython would allow from here.
+            budget = sys.getrecursionlimit() - _stack_depth() - _RECURSION_MARGIN
+            if budget <= 0:
+                return self._interpret(args, kwargs)
+            depth = max(0, MAX_DEPTH - budget)
         out = native.out()
         try:
-            status = native.cfunc(*native.flatten(args), out)
+            status = native.cfunc(depth, *native.flatten(args), out)
         except (OverflowError, TypeError):
             return self._interpret(args, kwargs)  # an int beyond int64
         if status:
@@ -336,6 +345,21 @@ def _key_text(key: tuple[object, ...]) -> str:
 
 def _def_location(fn: pytypes.FunctionType) -> str:
     return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
+
+
+#: Frames kept in reserve when giving native code a recursion budget, so that
+#: off-by-one differences in how versions count frames never matter.
+_RECURSION_MARGIN = 50
+MAX_DEPTH = 2000  # the same as lower.codegen.MAX_DEPTH (not imported: that loads llvmlite)
+
+
+def _stack_depth() -> int:
+    frame = sys._getframe(1)
+    n = 0
+    while frame is not None:
+        n += 1
+        frame = frame.f_back  # type: ignore[assignment]
+    return n
 
 
 def _take_deopt_line() -> int:

@@ -1,7 +1,9 @@
 """Lower one typed IR function to an LLVM function.
 
-Internal calling convention: ``i32 @name(<params>, <ret>* out)`` returns 0 with the
-result stored through `out`, or 1 (DEOPT) when CPython must run the call instead.
+Internal calling convention: ``i32 @name(<params>, <ret>* out, i32 depth)`` returns 0
+with the result stored through `out`, or 1 (DEOPT) when CPython must run the call
+instead. `depth` counts native calls on the stack: past `MAX_DEPTH` the call
+deoptimises, so runaway recursion ends in CPython's RecursionError, never a crash.
 `emit_entry` adds the C entry point that cffi calls, with flattened scalar parameters
 and the result written as 64-bit words (see `ltypes.py`).
 """
@@ -33,8 +35,13 @@ class CalleeResolver(Protocol):
     def callee(self, func: object, argtypes: tuple[Type, ...]) -> Callee: ...
 
 
+#: Native call depth beyond which a call is handed back to CPython (which then applies
+#: its own recursion limit). Small enough for any thread's C stack.
+MAX_DEPTH = 2000
+
+
 def function_type(argtypes: tuple[Type, ...], ret: Type) -> ir.FunctionType:
-    return ir.FunctionType(I32, [llvm_type(t) for t in argtypes] + [llvm_type(ret).as_pointer()])
+    return ir.FunctionType(I32, [llvm_type(t) for t in argtypes] + [llvm_type(ret).as_pointer(), I32])
 
 
 def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> ir.Function:
@@ -59,10 +66,14 @@ class FunctionLowering:
     def run(self) -> ir.Function:
         for a, llarg in zip(self.fn.args, self.llfn.args):
             self.values[a] = llarg
+        self.depth = self.llfn.args[-1]
         order = self.fn.rpo()
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.em.builder.position_at_end(self.em.alloca_block)
+        if self.calls_python_functions():
+            self.em.line = self.fn.firstlineno
+            self.em.deopt_if(self.em.builder.icmp_unsigned(">", self.depth, ir.Constant(I32, MAX_DEPTH)))
         self.em.builder.branch(self.blocks[order[0]])
         for block in order:
             self.em.builder.position_at_end(self.blocks[block])
@@ -75,6 +86,14 @@ class FunctionLowering:
                     val, blk = self.phi_inputs[(phi, pred)]
                     llphi.add_incoming(val, blk)
         return self.llfn
+
+    def calls_python_functions(self) -> bool:
+        import types as pytypes
+
+        return any(
+            isinstance(op, O.Call) and isinstance(op.func, O.Const) and isinstance(op.func.value, pytypes.FunctionType)
+            for op in self.fn.ops()
+        )
 
     # -- values ---------------------------------------------------------------------
 
@@ -144,7 +163,8 @@ class FunctionLowering:
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
             llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
             out = em.alloca(llvm_type(callee.return_type))
-            status = b.call(llcallee, [v for v, _ in args] + [out])
+            depth = b.add(self.depth, ir.Constant(I32, 1))
+            status = b.call(llcallee, [v for v, _ in args] + [out, depth])
             failed = b.icmp_signed("!=", status, ir.Constant(I32, 0))
             bail = em.block("callee.failed")
             ok = em.block("callee.ok")
@@ -209,7 +229,7 @@ class FunctionLowering:
             b.branch(self.blocks[op.body])
         elif isinstance(op, O.Return):
             val, t = self.get(op.value)
-            b.store(em.coerce(val, t, self.ret), self.llfn.args[-1])
+            b.store(em.coerce(val, t, self.ret), self.llfn.args[-2])
             b.ret(ir.Constant(I32, 0))
         elif isinstance(op, O.Raise):
             b.branch(em.deopt_block())
@@ -248,12 +268,13 @@ def const(value: object, t: Type) -> ir.Value:
 
 
 def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
-    """Add ``i32 @<symbol>.entry(<flat params>, i64* out)`` for cffi; return its name."""
+    """Add ``i32 @<symbol>.entry(i32 depth, <flat params>, i64* out)`` for cffi and
+    return its name. `depth` is where the native call depth starts (see MAX_DEPTH)."""
     flat = [p for t in argtypes for p in llvm_param_types(t)]
     name = f"{symbol}.entry"
-    fn = ir.Function(module, ir.FunctionType(I32, flat + [I64.as_pointer()]), name=name)
+    fn = ir.Function(module, ir.FunctionType(I32, [I32] + flat + [I64.as_pointer()]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    params = iter(fn.args[:-1])
+    params = iter(fn.args[1:-1])
     out_words = fn.args[-1]
 
     def rebuild(t: Type) -> ir.Value:
@@ -270,7 +291,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
 
     args = [rebuild(t) for t in argtypes]
     slot = b.alloca(llvm_type(ret))
-    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot])
+    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot, fn.args[0]])
     with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
         index = 0
 
@@ -301,11 +322,13 @@ __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
 FAST_INT_SENTINEL = -(2**63)
 
 
-def fast_entry_supported(argtypes: tuple[Type, ...], ret: Type) -> bool:
+def fast_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: bool) -> bool:
+    """Scalar in, scalar out, and no calls to Python functions (whose depth budget the
+    dispatcher must compute per call)."""
     from .ltypes import c_param_types
 
     flat = [c for t in argtypes for c in c_param_types(t)]
-    return all(t in (INT, FLOAT, BOOL) for t in argtypes) and len(flat) <= 4 and ret in (INT, FLOAT, BOOL)
+    return not calls_python and all(t in (INT, FLOAT, BOOL) for t in argtypes) and len(flat) <= 4 and ret in (INT, FLOAT, BOOL)
 
 
 def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
@@ -317,7 +340,7 @@ def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], 
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(fn.args, argtypes)]
     slot = b.alloca(llvm_type(ret))
-    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot])
+    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot, ir.Constant(I32, 0)])
     ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
     value = b.load(slot)
     if ret == BOOL:

@@ -33,8 +33,7 @@ class Emitter:
     def alloca(self, typ: ir.Type) -> ir.Value:
         """An alloca in the entry block, so that mem2reg can promote it."""
         with self.builder.goto_block(self.alloca_block):
-            if self.alloca_block.is_terminated:
-                self.builder.position_before(self.alloca_block.terminator)
+            self.builder.position_at_start(self.alloca_block)
             return self.builder.alloca(typ)
 
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:

@@ -69,6 +69,10 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
                 guards[name] = [Guard(gdict, name, MISSING), Guard(bdict, name, value)]
             else:
                 raise Unsupported(f"name '{name}' is not defined", fn.location(op))
+            # A function that cuvil_bc.compile returned is compiled as the original.
+            dispatcher = getattr(value, "dispatcher", None)
+            if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
+                value = dispatcher.py_func
             fn.replace_all_uses(op, O.Const(value))
             block.ops.remove(op)
     return [g for gs in guards.values() for g in gs]
