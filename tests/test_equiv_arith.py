@@ -63,7 +63,7 @@ BENIGN = {"int": 5, "float": 2.5, "bool": True}
 def test_binop(op: str, lhs: str, rhs: str) -> None:
     d = build(f"def f(a, b):\n    return a {op} b\n")
     check(d, BENIGN[lhs], BENIGN[rhs])
-    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=80)
+    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=60)
     if not raises_type_error(op, lhs, rhs):
         assert native_ran(d), d.explain()
 
@@ -73,7 +73,7 @@ def test_binop(op: str, lhs: str, rhs: str) -> None:
 def test_augmented_assignment(op: str, lhs: str, rhs: str) -> None:
     d = build(f"def f(a, b):\n    x = a\n    x {op}= b\n    return x\n")
     check(d, BENIGN[lhs], BENIGN[rhs])
-    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=30)
+    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=20)
     if not raises_type_error(op, lhs, rhs):
         assert native_ran(d), d.explain()
 
@@ -107,7 +107,8 @@ def test_unary(name: str, kind: str) -> None:
     equivalent(d, st.tuples(scalar(kind)), max_examples=100)
     for v in {"int": EDGE_INTS, "float": (0.0, -0.0, math.nan, math.inf), "bool": (True, False)}[kind]:
         check(d, v)
-    if not (name == "invert" and kind == "float"):
+    # ~float is a TypeError; ~bool is deliberately left to CPython (it warns on 3.12+).
+    if not (name == "invert" and kind in ("float", "bool")):
         assert native_ran(d), d.explain()
 
 

@@ -68,6 +68,7 @@ class FunctionLowering:
             self.values[a] = llarg
         self.depth = self.llfn.args[-1]
         order = self.fn.rpo()
+        self.order = {block: n for n, block in enumerate(order)}
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.em.builder.position_at_end(self.em.alloca_block)
@@ -160,6 +161,7 @@ class FunctionLowering:
         if isinstance(func, type) and issubclass(func, BaseException):
             return ir.Constant(I8, 0)  # only ever raised, which deoptimises
         if isinstance(func, pytypes.FunctionType):
+            em.check_guards()  # never pass a value computed after a failed guard
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
             llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
             out = em.alloca(llvm_type(callee.return_type))
@@ -184,11 +186,13 @@ class FunctionLowering:
         em = self.em
         b = em.builder
         start, stop, step = (b.extract_value(rng, i) for i in range(3))
-        em.deopt_if(b.icmp_signed("==", step, em.i64(0)))  # ValueError: arg 3 must not be zero
+        zero_step = b.icmp_signed("==", step, em.i64(0))
+        em.fail_if(zero_step)  # ValueError: arg 3 must not be zero
         up = b.icmp_signed(">", step, em.i64(0))
         lo = b.select(up, start, stop)
         hi = b.select(up, stop, start)
         mag = b.select(up, step, b.sub(em.i64(0), step))
+        mag = b.select(zero_step, em.i64(1), mag)  # defined until the guard check
         nonempty = b.icmp_signed("<", lo, hi)
         span = b.sub(b.sub(hi, lo), em.i64(1))
         count = b.add(b.udiv(span, mag), em.i64(1))
@@ -203,6 +207,8 @@ class FunctionLowering:
         b = em.builder
         block = op.block
         assert block is not None
+        if isinstance(op, O.Return) or any(self.order[s] <= self.order[block] for s in op.successors()):
+            em.check_guards()  # before a value escapes, and once per loop iteration
         for succ in op.successors():
             for phi in succ.phis():
                 src = phi.value_for(block)

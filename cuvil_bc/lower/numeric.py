@@ -96,9 +96,13 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "^":
         return b.xor(x, y)
     if op in ("//", "%"):
-        em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
-        # INT64_MIN // -1 overflows; INT64_MIN % -1 is 0 but traps in hardware.
-        em.deopt_if(b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))))
+        # A zero divisor raises; INT64_MIN // -1 overflows (and traps in hardware).
+        bad = b.or_(
+            b.icmp_signed("==", y, em.i64(0)),
+            b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))),
+        )
+        em.fail_if(bad)
+        y = b.select(bad, em.i64(1), y)  # keep the division defined until the guard check
         q = b.sdiv(x, y)
         r = b.srem(x, y)
         # Floor towards negative infinity: adjust when the remainder's sign differs.
@@ -107,17 +111,18 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
             return b.sub(q, b.zext(adjust, I64))
         return b.select(adjust, b.add(r, y), r)
     if op == "<<":
-        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
-        big = b.icmp_signed(">=", y, em.i64(64))
+        negative = b.icmp_signed("<", y, em.i64(0))
+        em.fail_if(negative)  # ValueError: negative shift count
+        big = b.icmp_unsigned(">=", y, em.i64(64))  # negative counts are "big" unsigned
         # A nonzero value shifted by 64 or more needs a big int.
-        em.deopt_if(b.and_(big, b.icmp_signed("!=", x, em.i64(0))))
+        em.fail_if(b.and_(big, b.icmp_signed("!=", x, em.i64(0))))
         shift = b.select(big, em.i64(0), y)
         r = b.shl(x, shift)
-        em.deopt_if(b.icmp_signed("!=", b.ashr(r, shift), x))
+        em.fail_if(b.icmp_signed("!=", b.ashr(r, shift), x))
         return r
     if op == ">>":
-        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))
-        shift = b.select(b.icmp_signed(">", y, em.i64(63)), em.i64(63), y)
+        em.fail_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
+        shift = b.select(b.icmp_unsigned(">", y, em.i64(63)), em.i64(63), y)
         return b.ashr(x, shift)
     raise AssertionError(op)
 
@@ -125,9 +130,9 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
 def int_truediv(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     """Correctly rounded: exact when both ints fit in a double's 53-bit mantissa."""
     b = em.builder
-    em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
+    em.fail_if(b.icmp_signed("==", y, em.i64(0)))
     for v in (x, y):
-        em.deopt_if(b.icmp_unsigned(">", b.add(v, em.i64(TWO53)), em.i64(2 * TWO53)))
+        em.fail_if(b.icmp_unsigned(">", b.add(v, em.i64(TWO53)), em.i64(2 * TWO53)))
     return b.fdiv(b.sitofp(x, F64), b.sitofp(y, F64))
 
 
@@ -137,8 +142,8 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
     fn = _ipow_function(em)
     out = em.alloca(I64)
     if result == INT:
-        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))
-        em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+        em.fail_if(b.icmp_signed("<", y, em.i64(0)))
+        em.fail_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
         return b.load(out), INT
     assert isinstance(result, UnionType)
     neg = b.icmp_signed("<", y, em.i64(0))
@@ -148,7 +153,7 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
             fval = em.coerce(fres, FLOAT, result)
             fblock = b.block
         with otherwise:
-            em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+            em.fail_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
             ival = em.coerce(b.load(out), INT, result)
             iblock = b.block
     phi = b.phi(fval.type)
@@ -220,10 +225,10 @@ def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "*":
         return b.fmul(x, y)
     if op == "/":
-        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        em.fail_if(b.fcmp_ordered("==", y, em.f64(0.0)))
         return b.fdiv(x, y)
     if op in ("%", "//"):
-        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        em.fail_if(b.fcmp_ordered("==", y, em.f64(0.0)))
         return _float_divmod(em, x, y, op)
     if op == "**":
         return float_pow(em, x, y)
@@ -258,12 +263,12 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     (0.0 ** negative, overflow) or returns a complex (negative ** non-integer)."""
     b = em.builder
     zero = em.f64(0.0)
-    em.deopt_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
+    em.fail_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
-    em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
+    em.fail_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
     r = b.call(em.declare("pow", F64, [F64, F64]), [x, y])
     overflow = b.and_(b.not_(_is_finite(em, r)), b.fcmp_ordered("==", r, r))
-    em.deopt_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
+    em.fail_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
     return r
 
 
@@ -291,7 +296,7 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         # int vs float is exact in CPython; converting the int is exact below 2**53.
         i = a if tc == FLOAT else c
         iv = em.as_int(i)
-        em.deopt_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
+        em.fail_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
         x, y = em.as_float(a), em.as_float(c)
         if op == "!=":
             return b.fcmp_unordered("!=", x, y)

@@ -1,0 +1,197 @@
+"""Equivalence of the `math` functions cuvil_bc compiles, in both spellings (`math.sqrt(x)`
+and `from math import sqrt`), with CPython's exact domain and range errors, and the
+`math` constants.
+"""
+
+from __future__ import annotations
+
+import math
+import textwrap
+from typing import Any
+
+import pytest
+from hypothesis import strategies as st
+
+import cuvil_bc
+from cuvil_bc.testing import EDGE_FLOATS, EDGE_INTS, INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+
+UNARY = [
+    "sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
+    "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "fabs", "cbrt", "exp2", "gamma", "lgamma", "erf",
+    "erfc", "floor", "ceil", "trunc", "isnan", "isinf", "isfinite", "degrees", "radians",
+]
+BINARY = ["atan2", "copysign", "fmod", "pow", "hypot", "remainder", "log"]
+SPELLINGS = ["attr", "bare"]
+
+#: Values around the domain edges of the functions above.
+DOMAIN_EDGES: tuple[float, ...] = (
+    -1.0, 1.0, -1.0000000000000002, 1.0000000000000002, 0.9999999999999999, -0.9999999999999999, 709.78, 709.79,
+    710.0, -745.2, -746.0, 1024.0, 1025.0, -1075.0, 171.6, 171.7, -0.5, -1.5, -2.0, -171.5, 1e-320, -1e-320,
+    0.7853981633974483, 1.5707963267948966, 89.41, 2.0**1023, 1e17, -1e17, 26.6, 27.3,
+)
+
+
+def build(src: str, name: str = "f", **globs: Any) -> Any:
+    ns: dict[str, Any] = {"__name__": "equiv_math_generated", "math": math, **globs}
+    exec(textwrap.dedent(src), ns)
+    return cuvil_bc.compile(ns[name])
+
+
+def call_source(fn: str, spelling: str, args: str) -> tuple[str, dict[str, Any]]:
+    """`def f(...)` calling math.`fn`, either as an attribute or as a bare imported name."""
+    if spelling == "attr":
+        return f"math.{fn}({args})", {}
+    return f"{fn}({args})", {fn: getattr(math, fn)}
+
+
+def assert_native(d: Any) -> None:
+    """Some call ran natively and no argument-type specialisation fell back to CPython."""
+    assert native_ran(d), d.explain()
+    assert "interpreted" not in d.explain(), d.explain()
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("fn", UNARY)
+def test_unary(fn: str, spelling: str) -> None:
+    expr, globs = call_source(fn, spelling, "x")
+    d = build(f"def f(x):\n    return {expr}\n", **globs)
+    for v in (*EDGE_FLOATS, *DOMAIN_EDGES, *EDGE_INTS, True, False, 10**400, -(10**400)):
+        check(d, v)
+    equivalent(d, st.tuples(numbers()), max_examples=60)
+    assert_native(d)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("fn", BINARY)
+def test_binary(fn: str, spelling: str) -> None:
+    expr, globs = call_source(fn, spelling, "x, y")
+    d = build(f"def f(x, y):\n    return {expr}\n", **globs)
+    specials = (0.0, -0.0, 1.0, -1.0, 2.0, 0.5, math.inf, -math.inf, math.nan, 1e308, 5e-324, -2.5, 3, 0, -1, True)
+    for x in specials:
+        for y in specials:
+            check(d, x, y)
+    equivalent(d, st.tuples(numbers(), numbers()), max_examples=80)
+    assert_native(d)
+
+
+def test_pow_domain_and_range() -> None:
+    d = build("def f(x, y):\n    return math.pow(x, y)\n")
+    for args in [(-8.0, 1.0 / 3.0), (-8.0, 3.0), (0.0, -1.0), (-0.0, -1.0), (0.0, -math.inf), (10.0, 400.0),
+                 (-10.0, 401.0), (-1.0, math.inf), (1.0, math.nan), (math.nan, 0.0), (2, 1023), (2, 1024), (-2, 0.5)]:
+        check(d, *args)
+    assert_native(d)
+
+
+def test_fmod_remainder_signs() -> None:
+    d = build("def f(x, y):\n    return (math.fmod(x, y), math.remainder(x, y))\n")
+    for x in (7.0, -7.0, 6.0, -6.0, 0.0, -0.0, 5.5, -5.5, 1e308, math.inf, math.nan, 7, -7):
+        for y in (2.0, -2.0, 3.0, -3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 4, -4):
+            check(d, x, y)
+    assert_native(d)
+
+
+def test_log_with_base() -> None:
+    d = build("def f(x, b):\n    return math.log(x, b)\n")
+    for args in [(8, 2), (8.0, 2.0), (100, 10), (1, 1), (2, 1), (0, 2), (2, 0), (-1, 2), (2, -1), (1.0, 1.0),
+                 (math.inf, 2), (2, math.inf), (math.nan, 2), (2**62, 2), (INT64_MAX, 3), (1e-300, 1e300),
+                 (True, 2), (2, True), (0.5, 0.5), (10**400, 10)]:
+        check(d, *args)
+    equivalent(d, st.tuples(numbers(), numbers()), max_examples=100)
+    assert_native(d)
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+def test_ldexp(spelling: str) -> None:
+    expr, globs = call_source("ldexp", spelling, "x, i")
+    d = build(f"def f(x, i):\n    return {expr}\n", **globs)
+    for x in (1.0, -1.0, 0.0, -0.0, 0.5, 5e-324, 1e308, math.inf, -math.inf, math.nan, 3, -3, True, 0):
+        for i in (0, 1, -1, 1023, 1024, -1074, -1075, -1076, 2000, -2000, INT64_MAX, INT64_MIN, 2**63, -(2**63) - 1, True, False):
+            check(d, x, i)
+    for x, i in [(1.0, 1.5), (1.0, 2.0)]:
+        check(d, x, i)  # TypeError in CPython
+    exponents = st.one_of(st.integers(-1100, 1100), st.integers(INT64_MIN - 4, INT64_MAX + 4), st.booleans())
+    equivalent(d, st.tuples(numbers(), exponents), max_examples=100)
+    assert native_ran(d), d.explain()
+
+
+@pytest.mark.parametrize("fn", ["floor", "ceil", "trunc"])
+def test_float_to_int_limits(fn: str) -> None:
+    d = build(f"def f(x):\n    return math.{fn}(x)\n")
+    for v in (0.5, -0.5, 1.5, -1.5, -0.0, 2.0**63, -(2.0**63), 2.0**63 - 1024, 9.3e18, -9.3e18, 1e300, -1e300,
+              math.inf, -math.inf, math.nan, 4503599627370495.5, -4503599627370495.5, INT64_MAX, INT64_MIN, True):
+        check(d, v)
+    assert_native(d)
+
+
+CONSTANTS = ["pi", "e", "tau", "inf", "nan"]
+
+
+@pytest.mark.parametrize("spelling", SPELLINGS)
+@pytest.mark.parametrize("name", CONSTANTS)
+def test_constant(name: str, spelling: str) -> None:
+    ref = f"math.{name}" if spelling == "attr" else name
+    globs = {} if spelling == "attr" else {name: getattr(math, name)}
+    d = build(f"def f(x):\n    return ({ref}, x * {ref}, x + {ref}, {ref} > x, -{ref})\n", **globs)
+    for v in (0, 1, -1, 0.0, -0.0, 2.5, math.inf, math.nan, True, INT64_MAX):
+        check(d, v)
+    equivalent(d, st.tuples(numbers()), max_examples=40)
+    assert_native(d)
+
+
+def test_constant_rebinding_noticed() -> None:
+    ns: dict[str, Any] = {"__name__": "equiv_math_generated", "pi": math.pi}
+    exec("def f(x):\n    return x * pi\n", ns)
+    d = cuvil_bc.compile(ns["f"])
+    check(d, 2.0)
+    ns["pi"] = 3
+    check(d, 2.0)
+    check(d, 2)
+    ns["pi"] = math.tau
+    check(d, 2.0)
+    assert native_ran(d), d.explain()
+
+
+def test_math_combined_expression() -> None:
+    d = build(
+        """
+        def f(x, y):
+            r = math.hypot(x, y)
+            if r == 0 or math.isnan(r) or math.isinf(r):
+                return 0.0
+            a = math.atan2(y, x)
+            return math.sqrt(r) * math.cos(a / 2) + math.log1p(abs(x)) - math.copysign(math.exp(-r), y)
+        """
+    )
+    check(d, 3.0, 4.0)
+    equivalent(d, st.tuples(numbers(), numbers()), max_examples=150)
+    assert native_ran(d), d.explain()
+
+
+def test_math_in_loop() -> None:
+    d = build(
+        """
+        def f(n, x):
+            s = 0.0
+            for i in range(n):
+                s += math.sin(x * i) / (i + 1) + math.gamma(1 + i % 5) - math.erf(s)
+            return s
+        """
+    )
+    for args in [(10, 0.1), (0, 1.0), (50, 3), (5, math.inf), (5, math.nan), (200, 1e300)]:
+        check(d, *args)
+    assert native_ran(d), d.explain()
+
+
+def test_math_domain_error_inside_loop() -> None:
+    d = build(
+        """
+        def f(n):
+            s = 0.0
+            for i in range(n):
+                s += math.sqrt(5 - i)
+            return s
+        """
+    )
+    for args in [(0,), (3,), (5,), (6,), (7,), (100,)]:
+        check(d, *args)
+    assert native_ran(d), d.explain()
