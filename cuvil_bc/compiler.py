@@ -20,6 +20,7 @@ from .decode import decode
 from .errors import CompileError, Unsupported
 from .ir import build_ir, format_function
 from .ir.function import Function
+from .ir.passes import narrow
 from .ir.pipeline import optimize
 from .typing.infer import infer
 from .typing.specialize import Guard, bind_calls, function_guards, resolve_globals
@@ -101,6 +102,7 @@ class Compiler:
             spec.guards = function_guards(pyfunc) + resolve_globals(fn, pyfunc)
             bind_calls(fn)
             optimize(fn)
+            narrow.run(fn)  # after folding, so that only real None tests remain
             for _ in range(20):
                 spec.callees = []
                 ret = infer(fn, argtypes, self)

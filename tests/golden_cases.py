@@ -79,6 +79,17 @@ def fib(n):
     return fib(n - 1) + fib(n - 2)
 
 
+def optional_arg(x, y=None):
+    if y is None:
+        y = 10
+    return x * y
+
+
+def assert_message(x):
+    assert x != 3, "x must not be 3"
+    return x
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -91,4 +102,6 @@ CASES = {
     "mixed_return": "(int)",
     "float_accumulate": "(int)",
     "fib": "(int)",
+    "optional_arg": "(int, None)",
+    "assert_message": "(int)",
 }

@@ -150,9 +150,7 @@ def test_int_pow_special_cases() -> None:
 
 def test_int_pow_negative_constant_exponent() -> None:
     d = build("def f(a):\n    return a ** -2\n")
-    # Not asserted native: the lowering fails with an internal AssertionError in int_pow
-    # (a constant negative exponent types the result as float, not a union).
-    run_cases(d, [(2,), (-3,), (1,), (0,), (INT64_MAX,), (True,), (False,)], native=False)
+    run_cases(d, [(2,), (-3,), (1,), (0,), (INT64_MAX,), (True,), (False,)])
 
 
 def test_zero_pow_negative() -> None:

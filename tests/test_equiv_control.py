@@ -472,8 +472,7 @@ def test_assert_with_message() -> None:
             return x * 2
         """
     )
-    # Not asserted native: a string constant (the message) is not compiled ("value of type str").
-    run_cases(d, [(1,), (3,), (3.0,), (2.5,), (INT64_MAX,)], native=False)
+    run_cases(d, [(1,), (3,), (3.0,), (2.5,), (INT64_MAX,)])
 
 
 def test_raise_value_error() -> None:
@@ -487,8 +486,7 @@ def test_raise_value_error() -> None:
             return x
         """
     )
-    # Not asserted native: a string constant (the message) is not compiled ("value of type str").
-    run_cases(d, [(1,), (-1,), (101,), (-0.5,), (100.5,), (math.nan,), (50.0,)], native=False)
+    run_cases(d, [(1,), (-1,), (101,), (-0.5,), (100.5,), (math.nan,), (50.0,)])
     equivalent(d, st.tuples(numbers()), max_examples=60)
 
 
@@ -504,8 +502,7 @@ def test_raise_in_loop() -> None:
             return s
         """
     )
-    # Not asserted native: a string constant (the message) is not compiled ("value of type str").
-    run_cases(d, [(3,), (10,), (11,), (0,), (-1,)], native=False)
+    run_cases(d, [(3,), (10,), (11,), (0,), (-1,)])
 
 
 def test_raise_without_message() -> None:

@@ -22,7 +22,7 @@ from cuvil_bc.cfg import build_cfg
 from cuvil_bc.compiler import Compiler
 from cuvil_bc.decode import decode
 from cuvil_bc.ir import build_ir, format_function, verify
-from cuvil_bc.ir.passes import constfold, copyprop, dce, simplifycfg
+from cuvil_bc.ir.passes import constfold, copyprop, dce, narrow, simplifycfg
 from cuvil_bc.ir.pipeline import optimize
 from cuvil_bc.typing.specialize import bind_calls, resolve_globals
 from cuvil_bc.typing.types import parse_signature
@@ -65,6 +65,14 @@ def _optimized(case: str) -> str:
     return format_function(fn)
 
 
+def _narrowed(case: str) -> str:
+    fn = _built(case)
+    optimize(fn, verify_each=True)
+    narrow.run(fn)
+    verify(fn)
+    return format_function(fn)
+
+
 def _typed(case: str) -> str:
     spec = Compiler().typed(_func(case), parse_signature(golden_cases.CASES[case]))
     assert spec.fn is not None
@@ -81,6 +89,7 @@ STAGES: dict[str, Callable[[str], str]] = {
     "simplifycfg": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn) | simplifycfg.run(fn)),
     "dce": _one_pass(lambda fn: copyprop.run(fn) | dce.run(fn)),
     "optimized": _optimized,
+    "narrow": _narrowed,
     "typed": _typed,
 }
 

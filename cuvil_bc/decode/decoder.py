@@ -141,7 +141,12 @@ class _Decoder:
         elif name == "BINARY_SUBSCR":
             emit(Op.BINARY_SUBSCR)
         elif name == "CALL":
-            emit(Op.CALL, CallArgs(arg, self.kwnames))
+            argc = arg
+            if arg == 0 and len(self.out) >= 2 and self.out[-2].op is Op.LOAD_ASSERTION_ERROR:
+                # `assert x, msg` pushes the message where a call's "self" goes, so
+                # CALL 0 calls AssertionError(msg).
+                argc = 1
+            emit(Op.CALL, CallArgs(argc, self.kwnames))
             self.kwnames = ()
         elif name == "CALL_KW":
             kw = self.out.pop()  # the LOAD_CONST of the keyword-name tuple

@@ -206,6 +206,16 @@ class Subscript(_Operands):
         self.obj, self.index = obj, index
 
 
+class Narrow(_Operands):
+    """`value`, in a block that only a ``value is None`` test (``is_none``) or a
+    ``value is not None`` test (not ``is_none``) leads to: typing narrows its type."""
+
+    slots = ("value",)
+
+    def __init__(self, value: Value, is_none: bool) -> None:
+        self.value, self.is_none = value, is_none
+
+
 class GetIter(_Operands):
     slots = ("iterable",)
 
@@ -294,5 +304,5 @@ class OpVisitor:
 
 ALL_OPS: tuple[type[Op], ...] = (
     Phi, BinOp, UnaryOp, Compare, Truth, LoadGlobal, LoadAttr, Call, BuildTuple, Unpack,
-    TupleGet, Subscript, GetIter, IterValue, Jump, Branch, ForIter, Return, Raise,
+    TupleGet, Subscript, Narrow, GetIter, IterValue, Jump, Branch, ForIter, Return, Raise,
 )

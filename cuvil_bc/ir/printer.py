@@ -85,6 +85,8 @@ def op_text(op: O.Op, name: Namer) -> str:
         return f"tupleget {name(op.tup)}[{op.index}]"
     if isinstance(op, O.Subscript):
         return f"subscript {name(op.obj)}[{name(op.index)}]"
+    if isinstance(op, O.Narrow):
+        return f"narrow {name(op.value)} {'is' if op.is_none else 'is not'} None"
     if isinstance(op, O.GetIter):
         return f"getiter {name(op.iterable)}"
     if isinstance(op, O.IterValue):

@@ -11,7 +11,7 @@ from llvmlite import ir
 from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
 from ..typing.types import BOOL, FLOAT, INT, TupleType, Type
 from .emitter import Emitter, Typed
-from .ltypes import F64, I1, I32, I64, I128, llvm_type
+from .ltypes import F64, I1, I32, I64, llvm_type
 from .numeric import binop, compare, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
@@ -103,10 +103,13 @@ def _pow(em: Emitter, args: list[Typed], result: Type) -> Typed:
 
 
 def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Value:
-    """pow(base, exp, mod) for exp >= 0 with 128-bit products; the result takes the
-    sign of mod, as in CPython. A zero modulus or negative exponent deoptimises."""
+    """pow(base, exp, mod) for exp >= 0 and |mod| < 2**32, so that products of residues
+    fit in 64 bits (a 128-bit remainder would need a libgcc helper that the JIT cannot
+    rely on). The result takes the sign of mod, as in CPython. Anything else (a zero or
+    large modulus, a negative exponent) deoptimises."""
     b = em.builder
-    bad = b.or_(b.icmp_signed("==", mod, em.i64(0)), b.icmp_signed("==", mod, em.i64(-(2**63))))
+    big = b.icmp_unsigned(">=", b.add(mod, em.i64(2**32 - 1)), em.i64(2**33 - 1))
+    bad = b.or_(b.icmp_signed("==", mod, em.i64(0)), big)
     em.fail_if(bad)
     em.fail_if(b.icmp_signed("<", exp, em.i64(0)))
     mod = b.select(bad, em.i64(1), mod)  # keep the remainders defined until the guard check
@@ -114,7 +117,7 @@ def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Val
     m = b.select(b.icmp_signed("<", mod, em.i64(0)), b.sub(em.i64(0), mod), mod)
     r0 = b.srem(base, m)
     r0 = b.select(b.icmp_signed("<", r0, em.i64(0)), b.add(r0, m), r0)
-    m128 = b.zext(m, I128)
+    one = b.urem(em.i64(1), m)  # 1 % m: 0 when |m| is 1
     entry = b.block
     loop = em.block("powmod.loop")
     body = em.block("powmod.body")
@@ -124,14 +127,14 @@ def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Val
     acc = b.phi(I64)
     bas = b.phi(I64)
     e = b.phi(I64)
-    acc.add_incoming(b.urem(em.i64(1), m), entry)
+    acc.add_incoming(one, entry)
     bas.add_incoming(r0, entry)
     e.add_incoming(exp, entry)
     b.cbranch(b.icmp_signed("==", e, em.i64(0)), done, body)
     b.position_at_end(body)
 
     def mulmod(x: ir.Value, y: ir.Value) -> ir.Value:
-        return b.trunc(b.urem(b.mul(b.zext(x, I128), b.zext(y, I128)), m128), I64)
+        return b.urem(b.mul(x, y), m)  # both below 2**32
 
     acc2 = b.select(b.trunc(e, I1), mulmod(acc, bas), acc)
     acc.add_incoming(acc2, body)

@@ -18,7 +18,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
-from ..typing.types import BOOL, FLOAT, INT, NONE, RANGE_ITER, TupleType, Type, UnionType
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, TupleType, Type, UnionType
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
@@ -78,6 +78,10 @@ class FunctionLowering:
         self.em.builder.branch(self.blocks[order[0]])
         for block in order:
             self.em.builder.position_at_end(self.blocks[block])
+            if isinstance(block.terminator, O.Raise):
+                self.em.line = block.terminator.line or self.fn.firstlineno
+                self.em.builder.branch(self.em.deopt_block())  # CPython raises it
+                continue
             for op in block.ops:
                 self.em.line = op.line or self.fn.firstlineno
                 self.lower(op)
@@ -143,6 +147,8 @@ class FunctionLowering:
             val = b.extract_value(operands[0][0], int(op.index.value) % len(seq_t.items))  # type: ignore[call-overload]
         elif isinstance(op, O.GetIter):
             val = self.range_iter(operands[0][0])
+        elif isinstance(op, O.Narrow):
+            val = self.narrow(operands[0], t)
         elif isinstance(op, O.IterValue):
             val = b.load(b.gep(operands[0][0], [ir.Constant(I32, 0), ir.Constant(I32, 3)]))
         elif isinstance(op, O.Call):
@@ -180,6 +186,36 @@ class FunctionLowering:
         lowering = LOWERINGS[sig.name]
         return em.split(args, t, lambda vs: lowering(em, vs, _narrow_call(sig.rule, vs, t)))
 
+    def narrow(self, v: Typed, t: Type) -> ir.Value:
+        """`v` as type `t`, which the branch that led here proved it has."""
+        val, src = v
+        if src == t:
+            return val
+        if t == BOTTOM or not isinstance(src, UnionType):
+            return ir.Constant(llvm_type(t), ir.Undefined)  # this code cannot be reached
+        if not isinstance(t, UnionType):
+            return self.em.builder.extract_value(val, src.options.index(t) + 1)
+        b = self.em.builder
+        merge = self.em.block("narrow")
+        dead = self.em.block("narrow.impossible")
+        with b.goto_block(dead):
+            b.unreachable()
+        switch = b.switch(b.extract_value(val, 0), dead)
+        incoming = []
+        for k, opt in enumerate(src.options):
+            if opt not in t.options:
+                continue
+            blk = self.em.block(f"narrow.{opt}")
+            switch.add_case(ir.Constant(I8, k), blk)
+            b.position_at_end(blk)
+            incoming.append((self.em.coerce(b.extract_value(val, k + 1), opt, t), b.block))
+            b.branch(merge)
+        b.position_at_end(merge)
+        phi = b.phi(llvm_type(t))
+        for value, blk in incoming:
+            phi.add_incoming(value, blk)
+        return phi
+
     def range_iter(self, rng: ir.Value) -> ir.Value:
         """Iterator state {cur, step, remaining, item}; the length is computed once,
         in unsigned arithmetic, as CPython's range does, so no step can overflow."""
@@ -210,6 +246,8 @@ class FunctionLowering:
         if isinstance(op, O.Return) or any(self.order[s] <= self.order[block] for s in op.successors()):
             em.check_guards()  # before a value escapes, and once per loop iteration
         for succ in op.successors():
+            if isinstance(succ.terminator, O.Raise):
+                continue  # lowered as a bare deopt: its phis are never built
             for phi in succ.phis():
                 src = phi.value_for(block)
                 val, t = self.get(src)

@@ -6,6 +6,7 @@ compiled earlier by its symbol name.
 
 from __future__ import annotations
 
+import ctypes
 import threading
 
 import llvmlite.binding as llvm
@@ -27,6 +28,7 @@ class JIT:
             codemodel="jitdefault",
         )
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
+        self.defined: set[str] = set()  # functions defined by modules already loaded
         from .runtime import register_symbols
 
         register_symbols()
@@ -45,11 +47,13 @@ class JIT:
         pto = llvm.create_pipeline_tuning_options(speed_level=3)
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
+        _check_externals(mod, self.defined)
         optimized = str(mod)
         asm = self.tm.emit_assembly(mod)
         with _lock:
             self.engine.add_module(mod)
             self.engine.finalize_object()
+            self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
         return optimized, asm
 
     def address(self, name: str) -> int:
@@ -57,6 +61,31 @@ class JIT:
         if not addr:
             raise AssertionError(f"JIT has no symbol {name}")
         return addr
+
+
+def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
+    """Refuse a module that calls a function the process cannot provide: MCJIT would
+    otherwise jump to address 0 (or abort) when the code runs."""
+    from ..errors import CompileError
+    from .runtime import RUNTIME_SYMBOLS
+
+    process = ctypes.CDLL(None)
+    for fn in mod.functions:
+        name = fn.name
+        if not fn.is_declaration or name.startswith("llvm.") or name in RUNTIME_SYMBOLS or name in defined:
+            continue
+        if not hasattr(process, name) and _find_in_libm(name) is None:
+            raise CompileError(f"native code would need {name}(), which this process does not provide")
+
+
+def _find_in_libm(name: str) -> object:
+    import ctypes.util
+
+    path = ctypes.util.find_library("m")
+    try:
+        return getattr(ctypes.CDLL(path), name) if path else None
+    except AttributeError:
+        return None
 
 
 def get_jit() -> JIT:

@@ -141,6 +141,8 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
     b = em.builder
     fn = _ipow_function(em)
     out = em.alloca(I64)
+    if result == FLOAT:  # a negative constant exponent: CPython computes float ** float
+        return float_pow(em, b.sitofp(x, F64), b.sitofp(y, F64)), FLOAT
     if result == INT:
         em.fail_if(b.icmp_signed("<", y, em.i64(0)))
         em.fail_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))

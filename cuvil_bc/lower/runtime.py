@@ -29,6 +29,8 @@ def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
     return 0
 
 
+#: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
+RUNTIME_SYMBOLS = frozenset({"cb_math_call", "cb_set_deopt_line"})
 _registered = False
 
 
@@ -36,7 +38,7 @@ def register_symbols() -> None:
     global _registered
     if _registered:
         return
-    for name in ("cb_math_call", "cb_set_deopt_line"):
+    for name in sorted(RUNTIME_SYMBOLS):
         llvm.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
     _registered = True
 

@@ -16,7 +16,7 @@ def _nonzero_const(v: O.Value) -> bool:
 
 
 def may_raise(op: O.Op) -> bool:
-    if isinstance(op, (O.BuildTuple, O.Phi, O.IterValue)):
+    if isinstance(op, (O.BuildTuple, O.Phi, O.IterValue, O.Narrow)):
         return False
     if isinstance(op, O.TupleGet):
         return not isinstance(op.tup.type, TupleType) and op.tup.type is None

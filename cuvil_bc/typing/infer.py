@@ -19,7 +19,7 @@ from ..ir.function import Function
 from . import rules
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, INT, RANGE, RANGE_ITER, UNDEF, ExcType, ObjType, TupleType, Type, join,
+    BOOL, BOTTOM, INT, NONE, RANGE, RANGE_ITER, UNDEF, ExcType, ObjType, TupleType, Type, join,
     options, typeof, union_of,
 )
 
@@ -29,7 +29,9 @@ class CallResolver(Protocol):
 
 
 def const_type(value: object) -> Type:
-    if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type)):
+    # Modules, functions, classes, and strings (exception messages): compile-time objects
+    # with no run-time representation; using one as a number is rejected by the rules.
+    if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type, str)):
         return ObjType(value)
     return typeof(value)
 
@@ -72,6 +74,12 @@ class Inferencer:
             changed = False
             ret: Type = BOTTOM
             for block in order:
+                if isinstance(block.terminator, O.Raise):
+                    # Reaching a raise hands the call to CPython, which raises it: nothing
+                    # computed in this block is ever observed, so none of it needs types.
+                    for op in block.ops:
+                        op.type = None if isinstance(op, O.ControlOp) else BOTTOM
+                    continue
                 for op in block.ops:
                     try:
                         new = self.type_of(op)
@@ -103,6 +111,11 @@ class Inferencer:
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
             return _split(ts, lambda *a: self.item_type(op, *a))
+        if isinstance(op, O.Narrow):
+            if ts[0] == BOTTOM:
+                return BOTTOM
+            kept = [t for t in options(ts[0]) if (t == NONE) == op.is_none]
+            return union_of(kept)  # BOTTOM when the test can never lead here
         if isinstance(op, O.GetIter):
             return _split(ts, lambda a: self.iter_type(a))
         if isinstance(op, O.IterValue):

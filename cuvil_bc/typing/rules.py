@@ -56,8 +56,12 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
             return BOOL
         raise Unsupported(f"'{op}' between {a} and {b} (object identity)")
     if op in ("in", "not in"):
-        if isinstance(b, TupleType) and a in (BOOL, INT, NONE) and all(t in (BOOL, INT, NONE) for t in b.items):
-            return BOOL
+        # `in` tests identity before equality; only float elements could be identical to a
+        # float without being equal (NaN), so a float item needs a tuple without floats.
+        scalars = (BOOL, INT, NONE, FLOAT)
+        if isinstance(b, TupleType) and a in scalars and all(t in scalars for t in b.items):
+            if not (a == FLOAT and FLOAT in b.items):
+                return BOOL
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL

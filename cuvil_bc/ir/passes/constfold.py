@@ -44,8 +44,24 @@ def _too_big(op: O.BinOp, a: object, b: object) -> bool:
     return False
 
 
+def _fold_none_test(op: O.Compare) -> object:
+    """``v is None`` on a typed `v`: known whenever its type says None or never None."""
+    for v, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if isinstance(other, O.Const) and other.value is None and not isinstance(v, O.Const) and v.type is not None:
+            from ...typing.types import NONE, options
+
+            kinds = {t == NONE for t in options(v.type)}
+            if len(kinds) == 1:
+                return kinds.pop() == (op.op == "is")
+    return _NOFOLD
+
+
 def fold(op: O.Op) -> object:
     """The constant value of `op`, or `_NOFOLD`."""
+    if isinstance(op, O.Compare) and op.op in ("is", "is not"):
+        known = _fold_none_test(op)
+        if known is not _NOFOLD:
+            return known
     vals = []
     for v in op.operands():
         if not isinstance(v, O.Const):

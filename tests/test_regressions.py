@@ -1,0 +1,124 @@
+"""Constructs that once fell back or misbehaved: each must now run natively and
+exactly as CPython does (the equivalence files check the values more broadly)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import strategies as st
+
+import cuvil_bc
+from cuvil_bc.testing import EDGE_INTS, check, equivalent, native_ran, numbers
+
+from .plain_functions import assert_with_message, bare_assert
+
+
+def neg_const_power(a):
+    return a ** -2
+
+
+def powmod(a, b, m):
+    return pow(a, b, m)
+
+
+def float_in_int_tuple(x):
+    return x in (1, 2, 3, None)
+
+
+def maybe(x):
+    if x > 0:
+        return x
+    return None
+
+
+def narrowed_result(x):
+    r = maybe(x)
+    if r is None:
+        return -1
+    return r * 2
+
+
+def optional_arg(x, y=None):
+    if y is None:
+        y = 10
+    return x * y
+
+
+def conditional_none(x):
+    return None if x is None else x + 1
+
+
+def runaway(n):
+    return runaway(n + 1)
+
+
+def test_negative_constant_exponent() -> None:
+    d = cuvil_bc.compile(neg_const_power)
+    for a in (3, 0, -2, True, 2**40, 2.5):
+        check(d, a)
+    assert native_ran(d)
+
+
+def test_three_argument_pow() -> None:
+    d = cuvil_bc.compile(powmod)
+    equivalent(d, st.tuples(st.sampled_from(EDGE_INTS), st.integers(-3, 200), st.sampled_from(EDGE_INTS)), max_examples=300)
+    for args in [(3, 5, 7), (3, 5, -7), (2, 10, 1), (2, 10, -1), (5, -1, 7), (3, 5, 0), (-3, 2**62, 10**9 + 7), (3, 5, 2**40)]:
+        check(d, *args)
+    assert native_ran(d)
+
+
+def test_assert_and_raise_with_messages() -> None:
+    d = cuvil_bc.compile(assert_with_message)
+    for x in (1, 3, 101, 100):
+        check(d, x)
+    assert "interpreted:" not in d.explain() and native_ran(d), d.explain()
+    d = cuvil_bc.compile(bare_assert)
+    for x in (0, 1, 0.0, -2.5, False):
+        check(d, x)
+    assert "interpreted:" not in d.explain() and native_ran(d), d.explain()
+
+
+def test_float_in_tuple_of_ints() -> None:
+    d = cuvil_bc.compile(float_in_int_tuple)
+    for x in (1, 2.0, 2.5, math.nan, True, 3):
+        check(d, x)
+    assert "interpreted" not in d.explain()
+
+
+@pytest.mark.parametrize("fn, argsets", [
+    (narrowed_result, [(3,), (-3,), (0,)]),
+    (optional_arg, [(2,), (2, 3), (2, 2.5), (2, None), (-1, True)]),
+    (conditional_none, [(None,), (4,), (1.5,)]),
+])
+def test_none_tests_narrow_types(fn, argsets) -> None:  # type: ignore[no-untyped-def]
+    d = cuvil_bc.compile(fn)
+    for args in argsets:
+        check(d, *args)
+    assert "interpreted" not in d.explain(), d.explain()
+
+
+def test_runaway_recursion_raises_recursion_error() -> None:
+    d = cuvil_bc.compile(runaway)
+    check(d, 0)
+    assert d.stats["deopts"] == 1
+
+
+def test_unresolvable_external_is_a_compile_error() -> None:
+    import llvmlite.binding as llvm
+
+    from cuvil_bc.lower.jit import _check_externals
+
+    mod = llvm.parse_assembly("declare double @no_such_function_anywhere(double)\n")
+    with pytest.raises(cuvil_bc.CompileError, match="no_such_function_anywhere"):
+        _check_externals(mod, set())
+
+
+def test_drawn_arithmetic_mix() -> None:
+    def f(a, b):
+        t = 0
+        for i in range(3):
+            t += a * i - b
+        return t, a // (b or 1), t if t > a else None
+
+    equivalent(cuvil_bc.compile(f), st.tuples(numbers(), numbers()), max_examples=300)
