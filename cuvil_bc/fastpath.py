@@ -36,7 +36,7 @@ from typing import Any
 from .typing.types import BOOL, FLOAT, INT, Type
 
 MISSING = object()
-_PYTYPE = {INT: int, FLOAT: float, BOOL: bool}
+_PYTYPE: dict[Type, type] = {INT: int, FLOAT: float, BOOL: bool}
 
 
 def can_generate(pyfunc: pytypes.FunctionType) -> bool:

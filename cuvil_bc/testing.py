@@ -91,7 +91,7 @@ def numbers(ints: bool = True, floats: bool = True, bools: bool = True) -> Any:
     """A hypothesis strategy for one scalar: drawn values plus the edge values above."""
     from hypothesis import strategies as st
 
-    parts = []
+    parts: list[Any] = []
     if ints:
         parts += [st.integers(INT64_MIN - 4, INT64_MAX + 4), st.integers(-1000, 1000), st.sampled_from(EDGE_INTS)]
     if floats:
@@ -103,3 +103,33 @@ def numbers(ints: bool = True, floats: bool = True, bools: bool = True) -> Any:
 
 def native_ran(compiled: Any) -> bool:
     return bool(compiled.stats["native_calls"] > 0)
+
+
+#: The scalar kinds the equivalence tests draw, every ordered pair of them, and one
+#: harmless value of each (for the operand that a test is not varying).
+KINDS: tuple[str, ...] = ("int", "float", "bool")
+PAIRS: tuple[tuple[str, str], ...] = tuple((a, b) for a in KINDS for b in KINDS)
+BENIGN: dict[str, Any] = {"int": 5, "float": 2.5, "bool": True}
+
+
+def scalar(kind: str) -> Any:
+    """A hypothesis strategy for one scalar of `kind` ("int", "float" or "bool")."""
+    return numbers(ints=kind == "int", floats=kind == "float", bools=kind == "bool")
+
+
+def edges(kind: str) -> tuple[Any, ...]:
+    """The edge values of `kind`."""
+    return {"int": EDGE_INTS, "float": EDGE_FLOATS, "bool": EDGE_BOOLS}[kind]
+
+
+def compile_source(src: str, name: str = "f", **globals_: Any) -> Any:
+    """Exec `src` (dedented) in a fresh module namespace that has `math` and `globals_`,
+    and return ``cuvil_bc.compile`` of the function called `name`. Source built this way
+    is plain bytecode (pytest's assert rewriting never touches it)."""
+    import textwrap
+
+    import cuvil_bc
+
+    ns: dict[str, Any] = {"__name__": "cuvil_bc_testing_generated", "math": math, **globals_}
+    exec(textwrap.dedent(src), ns)
+    return cuvil_bc.compile(ns[name])

@@ -9,30 +9,33 @@ zeros, complex results of float powers, huge results).
 from __future__ import annotations
 
 import math
-import textwrap
 import warnings
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-import cuvil_bc
-from cuvil_bc.testing import EDGE_INTS, INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import (
+    BENIGN,
+    EDGE_INTS,
+    INT64_MAX,
+    INT64_MIN,
+    KINDS,
+    PAIRS,
+    check,
+    compile_source,
+    equivalent,
+    native_ran,
+    numbers,
+    scalar,
+)
 
 BINOPS = ["+", "-", "*", "/", "//", "%", "**", "&", "|", "^", "<<", ">>"]
-KINDS = ["int", "float", "bool"]
-PAIRS = [(a, b) for a in KINDS for b in KINDS]
 
 
-def build(src: str, name: str = "f", **globs: Any) -> Any:
-    """Exec `src` in a fresh namespace and compile the function called `name`."""
-    ns: dict[str, Any] = {"__name__": "equiv_arith_generated", "math": math, **globs}
-    exec(textwrap.dedent(src), ns)
-    return cuvil_bc.compile(ns[name])
+build = compile_source
 
 
-def scalar(kind: str) -> Any:
-    return numbers(ints=kind == "int", floats=kind == "float", bools=kind == "bool")
 
 
 #: Exponents and shift counts small enough for CPython to finish (2 ** 2**62 would not).
@@ -55,7 +58,6 @@ def raises_type_error(op: str, lhs: str, rhs: str) -> bool:
 
 
 #: A benign operand per kind, so each specialisation runs natively at least once.
-BENIGN = {"int": 5, "float": 2.5, "bool": True}
 
 
 @pytest.mark.parametrize("lhs,rhs", PAIRS, ids=[f"{a}-{b}" for a, b in PAIRS])

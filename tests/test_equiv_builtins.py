@@ -5,32 +5,31 @@ divmod, pow (2 and 3 arguments) and len of a tuple.
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-import cuvil_bc
-from cuvil_bc.testing import EDGE_FLOATS, EDGE_INTS, INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import (
+    BENIGN,
+    INT64_MAX,
+    INT64_MIN,
+    KINDS,
+    PAIRS,
+    check,
+    compile_source,
+    edges,
+    equivalent,
+    native_ran,
+    numbers,
+    scalar,
+)
 
-KINDS = ["int", "float", "bool"]
-PAIRS = [(a, b) for a in KINDS for b in KINDS]
-BENIGN = {"int": 5, "float": 2.5, "bool": True}
+build = compile_source
 
 
-def build(src: str, name: str = "f", **globs: Any) -> Any:
-    ns: dict[str, Any] = {"__name__": "equiv_builtins_generated", "math": math, **globs}
-    exec(textwrap.dedent(src), ns)
-    return cuvil_bc.compile(ns[name])
 
 
-def scalar(kind: str) -> Any:
-    return numbers(ints=kind == "int", floats=kind == "float", bools=kind == "bool")
-
-
-def edges(kind: str) -> tuple[Any, ...]:
-    return {"int": EDGE_INTS, "float": EDGE_FLOATS, "bool": (True, False)}[kind]
 
 
 def run_cases(d: Any, cases: list[tuple[Any, ...]], native: bool = True) -> None:

@@ -12,7 +12,17 @@ import pytest
 from hypothesis import strategies as st
 
 import cuvil_bc
-from cuvil_bc.testing import INT64_MAX, INT64_MIN, check, describe, equivalent, native_ran, numbers, run, same_value
+from cuvil_bc.testing import (
+    INT64_MAX,
+    INT64_MIN,
+    check,
+    describe,
+    equivalent,
+    native_ran,
+    numbers,
+    run,
+    same_value,
+)
 
 # -- module-level code that the compiled functions use --------------------------------
 

@@ -8,29 +8,31 @@ operand once, and `and`/`or` return one of their operands with its own type.
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-import cuvil_bc
-from cuvil_bc.testing import INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import (
+    BENIGN,
+    INT64_MAX,
+    INT64_MIN,
+    KINDS,
+    PAIRS,
+    check,
+    compile_source,
+    equivalent,
+    native_ran,
+    numbers,
+    scalar,
+)
 
 CMPOPS = ["<", "<=", "==", "!=", ">", ">="]
-KINDS = ["int", "float", "bool"]
-PAIRS = [(a, b) for a in KINDS for b in KINDS]
-BENIGN = {"int": 5, "float": 2.5, "bool": True}
 
 
-def build(src: str, name: str = "f", **globs: Any) -> Any:
-    ns: dict[str, Any] = {"__name__": "equiv_compare_generated", "math": math, **globs}
-    exec(textwrap.dedent(src), ns)
-    return cuvil_bc.compile(ns[name])
+build = compile_source
 
 
-def scalar(kind: str) -> Any:
-    return numbers(ints=kind == "int", floats=kind == "float", bools=kind == "bool")
 
 
 def near_pairs() -> Any:

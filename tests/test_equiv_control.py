@@ -5,20 +5,22 @@ of mixed types, tuples, assert and raise, and loop-carried variables whose type 
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
-import cuvil_bc
-from cuvil_bc.testing import INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import (
+    INT64_MAX,
+    INT64_MIN,
+    check,
+    compile_source,
+    equivalent,
+    native_ran,
+    numbers,
+)
 
-
-def build(src: str, name: str = "f", **globs: Any) -> Any:
-    ns: dict[str, Any] = {"__name__": "equiv_control_generated", "math": math, **globs}
-    exec(textwrap.dedent(src), ns)
-    return cuvil_bc.compile(ns[name])
+build = compile_source
 
 
 def ints(lo: int = -50, hi: int = 50) -> Any:

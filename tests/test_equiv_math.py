@@ -6,14 +6,23 @@ and `from math import sqrt`), with CPython's exact domain and range errors, and 
 from __future__ import annotations
 
 import math
-import textwrap
 from typing import Any
 
 import pytest
 from hypothesis import strategies as st
 
 import cuvil_bc
-from cuvil_bc.testing import EDGE_FLOATS, EDGE_INTS, INT64_MAX, INT64_MIN, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import (
+    EDGE_FLOATS,
+    EDGE_INTS,
+    INT64_MAX,
+    INT64_MIN,
+    check,
+    compile_source,
+    equivalent,
+    native_ran,
+    numbers,
+)
 
 UNARY = [
     "sqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan",
@@ -31,10 +40,7 @@ DOMAIN_EDGES: tuple[float, ...] = (
 )
 
 
-def build(src: str, name: str = "f", **globs: Any) -> Any:
-    ns: dict[str, Any] = {"__name__": "equiv_math_generated", "math": math, **globs}
-    exec(textwrap.dedent(src), ns)
-    return cuvil_bc.compile(ns[name])
+build = compile_source
 
 
 def call_source(fn: str, spelling: str, args: str) -> tuple[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..decode import CONDITIONAL, UNCONDITIONAL, Decoded, Instr, Op
+from ..decode import CONDITIONAL, UNCONDITIONAL, Decoded, Instr
 
 
 @dataclass

@@ -7,6 +7,8 @@ typed IR, that every value has a type.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from . import ops as O
 from .function import BasicBlock, Function
 
@@ -52,6 +54,21 @@ def dominators(fn: Function) -> dict[BasicBlock, BasicBlock | None]:
     return idom
 
 
+def dominance(fn: Function) -> Callable[[BasicBlock, BasicBlock], bool]:
+    """``dominates(a, b)``: whether block `a` dominates block `b` in `fn` as it is now."""
+    idom = dominators(fn)
+
+    def dominates(a: BasicBlock, b: BasicBlock) -> bool:
+        node: BasicBlock | None = b
+        while node is not None:
+            if node is a:
+                return True
+            node = idom.get(node)
+        return False
+
+    return dominates
+
+
 def _check(fn: Function, typed: bool) -> list[str]:
     errors: list[str] = []
     blocks = set(fn.blocks)
@@ -94,16 +111,7 @@ def _check(fn: Function, typed: bool) -> list[str]:
             if len(preds[body]) != 1:
                 errors.append(f"{b.name}: foriter body {body.name} has more than one predecessor")
 
-    idom = dominators(fn)
-
-    def dominates(a: BasicBlock, c: BasicBlock) -> bool:
-        node: BasicBlock | None = c
-        while node is not None:
-            if node is a:
-                return True
-            node = idom.get(node)
-        return False
-
+    dominates = dominance(fn)
     args = set(fn.args)
     for b in fn.blocks:
         if b not in reachable:

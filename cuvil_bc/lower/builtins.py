@@ -54,15 +54,15 @@ def _minmax_mixed(op: str) -> Lowering:
         # against every possible type of the best so far.
         best_val = em.coerce(args[0][0], args[0][1], result)
         for item in args[1:]:
-            better = em.split([(best_val, result)], _bool_type(), lambda vs, item=item: (compare(em, op, item, vs[0]), BOOL))
+
+            def beats(vs: list[Typed], item: Typed = item) -> Typed:
+                return compare(em, op, item, vs[0]), BOOL
+
+            better = em.split([(best_val, result)], BOOL, beats)
             best_val = b.select(better, em.coerce(item[0], item[1], result), best_val)
         return best_val, result
 
     return lower
-
-
-def _bool_type() -> Type:
-    return BOOL
 
 
 def _int(em: Emitter, args: list[Typed], result: Type) -> Typed:
@@ -176,7 +176,7 @@ def _libm_unary(name: str) -> Lowering:
         elif name == "fabs":
             return em.intrinsic("llvm.fabs.f64", F64, [x]), FLOAT
         else:
-            r = b.call(em.declare(name, F64, [F64]), [x])
+            r = em.libm(name, F64, [x])
         # CPython's math_1: a NaN from a non-NaN argument is a domain error, an
         # infinity from a finite argument is a domain or range error.
         nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
@@ -193,7 +193,7 @@ def _libm_binary(name: str) -> Lowering:
         x, y = (em.as_float(a) for a in args)
         if name == "copysign":
             return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
-        r = b.call(em.declare(name, F64, [F64, F64]), [x, y])
+        r = em.libm(name, F64, [x, y])
         if name == "atan2":
             return r, FLOAT
         both_num = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
@@ -270,7 +270,7 @@ def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
     # libm takes an int exponent; outside its range CPython clamps, so let it decide.
     em.fail_if(b.icmp_signed(">", e, em.i64(100000)))
     em.fail_if(b.icmp_signed("<", e, em.i64(-100000)))
-    r = b.call(em.declare("ldexp", F64, [F64, I32]), [x, b.trunc(e, I32)])
+    r = em.libm("ldexp", F64, [x, b.trunc(e, I32)])
     em.fail_if(b.and_(b.not_(_finite(em, r)), _finite(em, x)))  # OverflowError
     return r, FLOAT
 

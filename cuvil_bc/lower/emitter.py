@@ -61,6 +61,15 @@ class Emitter:
             return existing  # type: ignore[return-value]
         return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
 
+    def libm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+        """Call the C library's `name`, the function CPython itself calls. `nobuiltin`
+        keeps LLVM from replacing it by what it believes is equivalent (pow(x, 2.0)
+        becomes x * x, which differs from glibc's pow in the last bit)."""
+        fn = self.declare(name, ret, [a.type for a in args])
+        if "nobuiltin" not in fn.attributes:
+            fn.attributes.add("nobuiltin")
+        return self.builder.call(fn, args)
+
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         fn = self.declare(name, ret, [a.type for a in args])
         return self.builder.call(fn, args)

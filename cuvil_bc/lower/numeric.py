@@ -268,7 +268,7 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     em.fail_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
     em.fail_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
-    r = b.call(em.declare("pow", F64, [F64, F64]), [x, y])
+    r = em.libm("pow", F64, [x, y])
     overflow = b.and_(b.not_(_is_finite(em, r)), b.fcmp_ordered("==", r, r))
     em.fail_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
     return r
@@ -296,8 +296,8 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         return b.fcmp_ordered(op, a[0], c[0])
     if FLOAT in (ta, tc):
         # int vs float is exact in CPython; converting the int is exact below 2**53.
-        i = a if tc == FLOAT else c
-        iv = em.as_int(i)
+        int_side = a if tc == FLOAT else c
+        iv = em.as_int(int_side)
         em.fail_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
         x, y = em.as_float(a), em.as_float(c)
         if op == "!=":

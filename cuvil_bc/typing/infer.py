@@ -57,6 +57,11 @@ def _split(ts: list[Type], rule: Callable[..., Type]) -> Type:
     return union_of([rule(*combo) for combo in itertools.product(*(options(t) for t in ts))])
 
 
+def _truth_type(t: Type) -> Type:
+    rules.truth_ok(t)
+    return BOOL
+
+
 class Inferencer:
     def __init__(self, fn: Function, argtypes: tuple[Type, ...], resolver: CallResolver) -> None:
         self.fn = fn
@@ -106,7 +111,7 @@ class Inferencer:
         if isinstance(op, O.Compare):
             return _split(ts, lambda a, b: rules.compare_type(op.op, a, b))
         if isinstance(op, O.Truth):
-            return _split(ts, lambda a: (rules.truth_ok(a), BOOL)[1])
+            return _split(ts, _truth_type)
         if isinstance(op, O.BuildTuple):
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):

@@ -119,7 +119,7 @@ def typeof(value: object) -> Type:
     if value is None:
         return NONE
     if t is tuple:
-        return TupleType(tuple(typeof(v) for v in value))  # type: ignore[union-attr]
+        return TupleType(tuple(typeof(v) for v in value))  # type: ignore[attr-defined]
     raise Unsupported(f"value of type {t.__name__}")
 
 

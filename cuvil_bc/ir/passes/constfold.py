@@ -18,15 +18,15 @@ from .. import ops as O
 from ..function import Function
 from ..purity import CONSTANT_MODULES, foldable_result, is_pure_callable
 
-BINARY: dict[str, Callable[[object, object], object]] = {
+BINARY: dict[str, Callable[..., object]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
     "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "<<": operator.lshift,
     ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
 }
-UNARY: dict[str, Callable[[object], object]] = {
+UNARY: dict[str, Callable[..., object]] = {
     "-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_,
 }
-COMPARE: dict[str, Callable[[object, object], object]] = {
+COMPARE: dict[str, Callable[..., object]] = {
     "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
     ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
     "in": lambda a, b: operator.contains(b, a), "not in": lambda a, b: not operator.contains(b, a),
@@ -91,7 +91,7 @@ def fold(op: O.Op) -> object:
         elif isinstance(op, O.Subscript):
             if not isinstance(vals[0], tuple):
                 return _NOFOLD
-            result = vals[0][vals[1]]  # type: ignore[index]
+            result = vals[0][vals[1]]  # type: ignore[index, call-overload]
         elif isinstance(op, O.LoadAttr):
             if not any(vals[0] is m for m in CONSTANT_MODULES):
                 return _NOFOLD

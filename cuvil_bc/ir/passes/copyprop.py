@@ -6,7 +6,6 @@ copy of that value, so its uses read the value directly.
 
 from __future__ import annotations
 
-from .. import ops as O
 from ..function import Function
 
 

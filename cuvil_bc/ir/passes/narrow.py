@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .. import ops as O
 from ..function import BasicBlock, Function
-from ..verifier import dominators
+from ..verifier import dominance
 
 
 def _none_test(cond: O.Value) -> tuple[O.Value, bool] | None:
@@ -33,15 +33,7 @@ def _none_test(cond: O.Value) -> tuple[O.Value, bool] | None:
 
 def run(fn: Function) -> bool:
     preds = fn.predecessors()
-    idom = dominators(fn)
-
-    def dominated_by(block: BasicBlock, top: BasicBlock) -> bool:
-        node: BasicBlock | None = block
-        while node is not None:
-            if node is top:
-                return True
-            node = idom.get(node)
-        return False
+    dominates = dominance(fn)
 
     changed = False
     for block in list(fn.blocks):
@@ -67,9 +59,9 @@ def run(fn: Function) -> bool:
                         continue
                     if isinstance(op, O.Phi):
                         op.incoming = [
-                            (b, narrowed if v is value and dominated_by(b, succ) else v) for b, v in op.incoming
+                            (b, narrowed if v is value and dominates(succ, b) else v) for b, v in op.incoming
                         ]
-                    elif dominated_by(other, succ):
+                    elif dominates(succ, other):
                         op.replace_operand(value, narrowed)
             changed = True
     return changed
