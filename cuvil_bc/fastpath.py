@@ -3,27 +3,26 @@ path, as Python source, regenerated whenever the native specialisations change.
 
 For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads like::
 
-    def _cb_entry(a=_MISSING, b=_MISSING, *_cb_more):   # renamed f when installed
+    def _cb_entry(a, b=_default_0, *_cb_more):    # installed under the name f
         global _native_calls
-        if _cb_more or a is _MISSING:
-            return _generic(_given(a, b, _cb_more), {})
-        if b is _MISSING:
-            b = _default_0
-        if _g0.get(_n0, _MISSING) is not _o0:            # one test per global guard
+        if _cb_more:                               # too many arguments: CPython's error
+            return _generic((a, b, *_cb_more), {})
+        if _g0.get(_n0, _MISSING) is not _o0:      # one test per global guard
             return _generic((a, b), {})
         if type(a) is _t0_0 and type(b) is _t0_1:
             try:
-                r = _f0(_p0, a, b)                       # cffi direct call, GIL released
-            except OverflowError:                        # an int beyond int64
+                r = _f0(_p0, a, b)                 # cffi direct call, GIL released
+            except OverflowError:                  # an int beyond int64
                 return _generic((a, b), {})
-            if r != r and _take():                       # NaN sentinel: did it deoptimise?
+            if r != r and _take():                 # NaN sentinel: did it deoptimise?
                 return _deopt((a, b))
             _native_calls += 1
             return r
         return _generic((a, b), {})
 
-Binding errors (an unknown keyword, a repeated argument) are raised by Python itself
-while binding, with the function's name, so they read exactly as CPython's. Only scalar
+The parameters and defaults are the function's own, so Python binds the arguments
+itself: a missing, repeated or unknown argument raises the TypeError CPython would,
+with the same message (the code object carries the function's name). Only scalar
 specialisations with a fast entry appear; every other call takes the generic path,
 which is also where compilation happens.
 """
@@ -64,17 +63,14 @@ def fast_source(
     defaults = pyfunc.__defaults__ or ()
     first_default = len(params) - len(defaults)
     ns["_MISSING"] = MISSING
-    ns["_given"] = _given
     args = "(" + "".join(f"{p}, " for p in params) + ")"
-    lines = [f"def _cb_entry({''.join(f'{p}=_MISSING, ' for p in params)}*_cb_more):"]
+    signature = [p if i < first_default else f"{p}=_default_{i - first_default}" for i, p in enumerate(params)]
+    for k, value in enumerate(defaults):
+        ns[f"_default_{k}"] = value
+    lines = [f"def _cb_entry({''.join(p + ', ' for p in signature)}*_cb_more):"]
     lines.append("    global _native_calls")
-    missing = "".join(f" or {p} is _MISSING" for p in params[:first_default])
-    lines.append(f"    if _cb_more{missing}:")
-    lines.append(f"        return _generic(_given({''.join(p + ', ' for p in params)}_cb_more), {{}})")
-    for k, p in enumerate(params[first_default:]):
-        ns[f"_default_{k}"] = defaults[k]
-        lines.append(f"    if {p} is _MISSING:")
-        lines.append(f"        {p} = _default_{k}")
+    lines.append("    if _cb_more:")
+    lines.append(f"        return _generic(({''.join(p + ', ' for p in params)}*_cb_more,), {{}})")
     for k, g in enumerate(guards):
         ns[f"_g{k}"], ns[f"_o{k}"], ns[f"_n{k}"] = g.namespace, g.expected, g.name
         lookup = f"getattr(_g{k}, _n{k}, _MISSING)" if g.is_attr else f"_g{k}.get(_n{k}, _MISSING)"
@@ -98,14 +94,3 @@ def fast_source(
         lines.append("        return r != 0" if ret == BOOL else "        return r")
     lines.append(f"    return _generic({args}, {{}})")
     return "\n".join(lines) + "\n"
-
-
-def _given(*values: Any) -> tuple[Any, ...]:
-    """The positional arguments actually passed: the leading non-missing ones, then extras."""
-    *named, more = values
-    out = []
-    for v in named:
-        if v is MISSING:
-            break
-        out.append(v)
-    return tuple(out) + tuple(more)
