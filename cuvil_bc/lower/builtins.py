@@ -26,7 +26,7 @@ def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
     """An integral double as int64; NaN, infinities and big values deoptimise."""
     b = em.builder
     inside = b.and_(b.fcmp_ordered(">=", x, em.f64(-TWO63)), b.fcmp_ordered("<", x, em.f64(TWO63)))
-    em.fail_if(b.not_(inside))
+    em.deopt_if(b.not_(inside))
     return em.intrinsic("llvm.fptosi.sat.i64.f64", I64, [x])  # defined for NaN and inf too
 
 
@@ -110,8 +110,8 @@ def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Val
     b = em.builder
     big = b.icmp_unsigned(">=", b.add(mod, em.i64(2**32 - 1)), em.i64(2**33 - 1))
     bad = b.or_(b.icmp_signed("==", mod, em.i64(0)), big)
-    em.fail_if(bad)
-    em.fail_if(b.icmp_signed("<", exp, em.i64(0)))
+    em.deopt_if(bad)
+    em.deopt_if(b.icmp_signed("<", exp, em.i64(0)))
     mod = b.select(bad, em.i64(1), mod)  # keep the remainders defined until the guard check
     exp = b.select(b.icmp_signed("<", exp, em.i64(0)), em.i64(0), exp)
     m = b.select(b.icmp_signed("<", mod, em.i64(0)), b.sub(em.i64(0), mod), mod)
@@ -181,7 +181,7 @@ def _libm_unary(name: str) -> Lowering:
         # infinity from a finite argument is a domain or range error.
         nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
         inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), _finite(em, x)))
-        em.fail_if(b.or_(nan_from_num, inf_from_finite))
+        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
         return r, FLOAT
 
     return lower
@@ -200,7 +200,7 @@ def _libm_binary(name: str) -> Lowering:
         nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), both_num)
         both_finite = b.and_(_finite(em, x), _finite(em, y))
         inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), both_finite))
-        em.fail_if(b.or_(nan_from_num, inf_from_finite))
+        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
         return r, FLOAT
 
     return lower
@@ -215,7 +215,7 @@ def _via_cpython(name: str) -> Lowering:
         out = em.alloca(F64)
         fn = em.declare("cb_math_call", I32, [I32, F64, F64, F64.as_pointer()])
         status = b.call(fn, [ir.Constant(I32, index), xs[0], xs[1], out])
-        em.fail_if(b.icmp_signed("!=", status, ir.Constant(I32, 0)))
+        em.deopt_if(b.icmp_signed("!=", status, ir.Constant(I32, 0)))
         return b.load(out), FLOAT
 
     return lower
@@ -226,7 +226,7 @@ def _log(em: Emitter, args: list[Typed], result: Type) -> Typed:
     if len(args) == 1:
         return r, FLOAT
     den, _ = _libm_unary("log")(em, args[1:], FLOAT)
-    em.fail_if(em.builder.fcmp_ordered("==", den, em.f64(0.0)))  # ZeroDivisionError
+    em.deopt_if(em.builder.fcmp_ordered("==", den, em.f64(0.0)))  # ZeroDivisionError
     return em.builder.fdiv(r, den), FLOAT
 
 
@@ -268,10 +268,10 @@ def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
     x = em.as_float(args[0])
     e = em.as_int(args[1])
     # libm takes an int exponent; outside its range CPython clamps, so let it decide.
-    em.fail_if(b.icmp_signed(">", e, em.i64(100000)))
-    em.fail_if(b.icmp_signed("<", e, em.i64(-100000)))
+    em.deopt_if(b.icmp_signed(">", e, em.i64(100000)))
+    em.deopt_if(b.icmp_signed("<", e, em.i64(-100000)))
     r = em.libm("ldexp", F64, [x, b.trunc(e, I32)])
-    em.fail_if(b.and_(b.not_(_finite(em, r)), _finite(em, x)))  # OverflowError
+    em.deopt_if(b.and_(b.not_(_finite(em, r)), _finite(em, x)))  # OverflowError
     return r, FLOAT
 
 

@@ -22,7 +22,7 @@ from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, TupleType
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
-from .numeric import binop, compare, truth, unary
+from .numeric import binop, compare, int_mod_is_zero, truth, unary
 
 
 class Callee(Protocol):
@@ -68,7 +68,6 @@ class FunctionLowering:
             self.values[a] = llarg
         self.depth = self.llfn.args[-1]
         order = self.fn.rpo()
-        self.order = {block: n for n, block in enumerate(order)}
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.em.builder.position_at_end(self.em.alloca_block)
@@ -130,7 +129,11 @@ class FunctionLowering:
         elif isinstance(op, O.UnaryOp):
             val = em.split(operands, t, lambda vs: unary(em, op.op, vs[0]))
         elif isinstance(op, O.Compare):
-            val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), BOOL))
+            divides = self.divisibility_test(op)
+            if divides is not None:
+                val = divides
+            else:
+                val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), BOOL))
         elif isinstance(op, O.Truth):
             val = em.split(operands, t, lambda vs: (truth(em, vs[0]), BOOL))
         elif isinstance(op, O.BuildTuple):
@@ -167,7 +170,6 @@ class FunctionLowering:
         if isinstance(func, type) and issubclass(func, BaseException):
             return ir.Constant(I8, 0)  # only ever raised, which deoptimises
         if isinstance(func, pytypes.FunctionType):
-            em.check_guards()  # never pass a value computed after a failed guard
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
             llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
             out = em.alloca(llvm_type(callee.return_type))
@@ -185,6 +187,21 @@ class FunctionLowering:
         assert sig is not None, func
         lowering = LOWERINGS[sig.name]
         return em.split(args, t, lambda vs: lowering(em, vs, _narrow_call(sig.rule, vs, t)))
+
+    def divisibility_test(self, op: O.Compare) -> ir.Value | None:
+        """``a % b == 0`` (or ``!=``) on ints, lowered without the floor adjustment."""
+        if op.op not in ("==", "!="):
+            return None
+        for mod, zero in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+            if (
+                isinstance(mod, O.BinOp) and mod.op == "%" and mod.type == INT
+                and value_type(mod.lhs) in (INT, BOOL) and value_type(mod.rhs) in (INT, BOOL)
+                and isinstance(zero, O.Const) and type(zero.value) is int and zero.value == 0
+            ):
+                x, y = (self.em.as_int(self.get(v)) for v in (mod.lhs, mod.rhs))
+                is_zero = int_mod_is_zero(self.em, x, y)
+                return is_zero if op.op == "==" else self.em.builder.not_(is_zero)
+        return None
 
     def narrow(self, v: Typed, t: Type) -> ir.Value:
         """`v` as type `t`, which the branch that led here proved it has."""
@@ -223,7 +240,7 @@ class FunctionLowering:
         b = em.builder
         start, stop, step = (b.extract_value(rng, i) for i in range(3))
         zero_step = b.icmp_signed("==", step, em.i64(0))
-        em.fail_if(zero_step)  # ValueError: arg 3 must not be zero
+        em.deopt_if(zero_step)  # ValueError: arg 3 must not be zero
         up = b.icmp_signed(">", step, em.i64(0))
         lo = b.select(up, start, stop)
         hi = b.select(up, stop, start)
@@ -243,8 +260,6 @@ class FunctionLowering:
         b = em.builder
         block = op.block
         assert block is not None
-        if isinstance(op, O.Return) or any(self.order[s] <= self.order[block] for s in op.successors()):
-            em.check_guards()  # before a value escapes, and once per loop iteration
         for succ in op.successors():
             if isinstance(succ.terminator, O.Raise):
                 continue  # lowered as a bare deopt: its phis are never built

@@ -96,13 +96,7 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "^":
         return b.xor(x, y)
     if op in ("//", "%"):
-        # A zero divisor raises; INT64_MIN // -1 overflows (and traps in hardware).
-        bad = b.or_(
-            b.icmp_signed("==", y, em.i64(0)),
-            b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))),
-        )
-        em.fail_if(bad)
-        y = b.select(bad, em.i64(1), y)  # keep the division defined until the guard check
+        y = safe_divisor(em, x, y)
         q = b.sdiv(x, y)
         r = b.srem(x, y)
         # Floor towards negative infinity: adjust when the remainder's sign differs.
@@ -112,27 +106,45 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
         return b.select(adjust, b.add(r, y), r)
     if op == "<<":
         negative = b.icmp_signed("<", y, em.i64(0))
-        em.fail_if(negative)  # ValueError: negative shift count
+        em.deopt_if(negative)  # ValueError: negative shift count
         big = b.icmp_unsigned(">=", y, em.i64(64))  # negative counts are "big" unsigned
         # A nonzero value shifted by 64 or more needs a big int.
-        em.fail_if(b.and_(big, b.icmp_signed("!=", x, em.i64(0))))
+        em.deopt_if(b.and_(big, b.icmp_signed("!=", x, em.i64(0))))
         shift = b.select(big, em.i64(0), y)
         r = b.shl(x, shift)
-        em.fail_if(b.icmp_signed("!=", b.ashr(r, shift), x))
+        em.deopt_if(b.icmp_signed("!=", b.ashr(r, shift), x))
         return r
     if op == ">>":
-        em.fail_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
         shift = b.select(b.icmp_unsigned(">", y, em.i64(63)), em.i64(63), y)
         return b.ashr(x, shift)
     raise AssertionError(op)
 
 
+def safe_divisor(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
+    """Guard ``x // y`` and ``x % y`` (a zero divisor raises; INT64_MIN // -1 overflows
+    and traps in hardware) and return the divisor to use (always defined)."""
+    b = em.builder
+    bad = b.or_(
+        b.icmp_signed("==", y, em.i64(0)),
+        b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))),
+    )
+    em.deopt_if(bad)
+    return b.select(bad, em.i64(1), y)
+
+
+def int_mod_is_zero(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
+    """``x % y == 0`` for ints: y divides x exactly when the truncated remainder is 0, so
+    the floor adjustment of `%` is not needed (the `%` op itself already guarded y)."""
+    return em.builder.icmp_signed("==", em.builder.srem(x, safe_divisor(em, x, y)), em.i64(0))
+
+
 def int_truediv(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     """Correctly rounded: exact when both ints fit in a double's 53-bit mantissa."""
     b = em.builder
-    em.fail_if(b.icmp_signed("==", y, em.i64(0)))
+    em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
     for v in (x, y):
-        em.fail_if(b.icmp_unsigned(">", b.add(v, em.i64(TWO53)), em.i64(2 * TWO53)))
+        em.deopt_if(b.icmp_unsigned(">", b.add(v, em.i64(TWO53)), em.i64(2 * TWO53)))
     return b.fdiv(b.sitofp(x, F64), b.sitofp(y, F64))
 
 
@@ -144,8 +156,8 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
     if result == FLOAT:  # a negative constant exponent: CPython computes float ** float
         return float_pow(em, b.sitofp(x, F64), b.sitofp(y, F64)), FLOAT
     if result == INT:
-        em.fail_if(b.icmp_signed("<", y, em.i64(0)))
-        em.fail_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))
+        em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
         return b.load(out), INT
     assert isinstance(result, UnionType)
     neg = b.icmp_signed("<", y, em.i64(0))
@@ -155,7 +167,7 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
             fval = em.coerce(fres, FLOAT, result)
             fblock = b.block
         with otherwise:
-            em.fail_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
+            em.deopt_if(b.icmp_signed("!=", b.call(fn, [x, y, out]), ir.Constant(I1, 1)))
             ival = em.coerce(b.load(out), INT, result)
             iblock = b.block
     phi = b.phi(fval.type)
@@ -227,10 +239,10 @@ def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "*":
         return b.fmul(x, y)
     if op == "/":
-        em.fail_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
         return b.fdiv(x, y)
     if op in ("%", "//"):
-        em.fail_if(b.fcmp_ordered("==", y, em.f64(0.0)))
+        em.deopt_if(b.fcmp_ordered("==", y, em.f64(0.0)))
         return _float_divmod(em, x, y, op)
     if op == "**":
         return float_pow(em, x, y)
@@ -265,12 +277,12 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     (0.0 ** negative, overflow) or returns a complex (negative ** non-integer)."""
     b = em.builder
     zero = em.f64(0.0)
-    em.fail_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
+    em.deopt_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
-    em.fail_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
+    em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
     r = em.libm("pow", F64, [x, y])
     overflow = b.and_(b.not_(_is_finite(em, r)), b.fcmp_ordered("==", r, r))
-    em.fail_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
+    em.deopt_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
     return r
 
 
@@ -298,7 +310,7 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         # int vs float is exact in CPython; converting the int is exact below 2**53.
         int_side = a if tc == FLOAT else c
         iv = em.as_int(int_side)
-        em.fail_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
+        em.deopt_if(b.icmp_unsigned(">", b.add(iv, em.i64(TWO53)), em.i64(2 * TWO53)))
         x, y = em.as_float(a), em.as_float(c)
         if op == "!=":
             return b.fcmp_unordered("!=", x, y)
