@@ -76,6 +76,7 @@ class Dispatcher:
         self.py_func = pyfunc
         self.strict = strict
         self.__signature__ = inspect.signature(pyfunc)
+        self._defaults = pyfunc.__defaults__  # what __signature__ and the fast path bind
         self._nparams = pyfunc.__code__.co_argcount
         self._simple = not (pyfunc.__code__.co_flags & 0x0C) and pyfunc.__code__.co_kwonlyargcount == 0
         self._native: dict[tuple[object, ...], _Native] = {}
@@ -114,6 +115,11 @@ class Dispatcher:
         return self._call_generic(args, kwargs)
 
     def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        if self.py_func.__defaults__ is not self._defaults:
+            # Someone assigned new defaults: bind with them, as CPython would.
+            self._defaults = self.py_func.__defaults__
+            self.__signature__ = inspect.signature(self.py_func)
+            self._regenerate()
         if kwargs or len(args) != self._nparams or not self._simple:
             try:
                 bound = self.__signature__.bind(*args, **kwargs)
@@ -145,7 +151,7 @@ class Dispatcher:
         try:
             status = native.cfunc(depth, *native.flatten(args), out)
         except (OverflowError, TypeError):
-            return self._interpret(args, kwargs)  # an int beyond int64
+            return self._interpret(args, kwargs)  # cffi refused an argument: an int beyond int64
         if status:
             return self._deopt(args, _take_deopt_line())
         self._counts["native_calls"] += 1
@@ -184,7 +190,7 @@ class Dispatcher:
             return
         fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None]
         ns: dict[str, Any] = {}
-        source = fast_source(self.py_func, fast, self._guards, ns)
+        source = fast_source(self.py_func, fast, self._guards, ns, self._defaults)
         self._ns.update(ns)
         exec(source, self._ns)
         new = self._ns.pop("_cb_entry")

@@ -3,10 +3,12 @@ path, as Python source, regenerated whenever the native specialisations change.
 
 For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads like::
 
-    def _cb_entry(a, b=_default_0, *_cb_more):    # installed under the name f
+    def _cb_entry(a, b=_MISSING, *_cb_more):      # installed under the name f
         global _native_calls
-        if _cb_more:                               # too many arguments: CPython's error
-            return _generic((a, b, *_cb_more), {})
+        if _cb_more or _pyfunc.__defaults__ is not _bound_defaults:
+            return _generic(*_given(("a", "b"), (a, b), _cb_more))
+        if b is _MISSING:
+            b = _default_0
         if _g0.get(_n0, _MISSING) is not _o0:      # one test per global guard
             return _generic((a, b), {})
         if type(a) is _t0_0 and type(b) is _t0_1:
@@ -20,9 +22,12 @@ For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads l
             return r
         return _generic((a, b), {})
 
-The parameters and defaults are the function's own, so Python binds the arguments
+The required parameters are the function's own, so Python binds the arguments
 itself: a missing, repeated or unknown argument raises the TypeError CPython would,
-with the same message (the code object carries the function's name). Only scalar
+with the same message (the code object carries the function's name). Parameters with
+defaults take a sentinel and are filled from the defaults tuple, which is checked to be
+still the function's: assigning ``f.__defaults__`` takes effect, as in CPython (giving
+defaults to a function that had none is not seen by calls that omit them). Only scalar
 specialisations with a fast entry appear; every other call takes the generic path,
 which is also where compilation happens.
 """
@@ -52,25 +57,34 @@ def fast_source(
     natives: list[tuple[tuple[Type, ...], Type, Any, Any]],
     guards: list[Any],
     ns: dict[str, Any],
+    defaults: tuple[Any, ...] | None,
 ) -> str:
     """Source of the fast path; fills `ns` with the objects it refers to.
 
     `natives` holds (argtypes, return type, cffi trampoline, entry pointer) per fast
-    specialisation; `guards` the global guards that every call must check.
+    specialisation; `guards` the global guards that every call must check; `defaults`
+    the defaults to bind, checked on every call to still be the function's.
     """
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
-    defaults = pyfunc.__defaults__ or ()
-    first_default = len(params) - len(defaults)
     ns["_MISSING"] = MISSING
+    ns["_pyfunc"], ns["_bound_defaults"], ns["_given"] = pyfunc, defaults, _given
+    defaults = defaults or ()
+    first_default = len(params) - len(defaults)
     args = "(" + "".join(f"{p}, " for p in params) + ")"
-    signature = [p if i < first_default else f"{p}=_default_{i - first_default}" for i, p in enumerate(params)]
-    for k, value in enumerate(defaults):
-        ns[f"_default_{k}"] = value
+    # Parameters with defaults take a sentinel, so that a missing one can be told from
+    # one passed explicitly; they are filled from defaults checked to be current.
+    signature = [p if i < first_default else f"{p}=_MISSING" for i, p in enumerate(params)]
     lines = [f"def _cb_entry({''.join(p + ', ' for p in signature)}*_cb_more):"]
     lines.append("    global _native_calls")
-    lines.append("    if _cb_more:")
-    lines.append(f"        return _generic(({''.join(p + ', ' for p in params)}*_cb_more,), {{}})")
+    given = f"_given({tuple(params)!r}, ({''.join(p + ', ' for p in params)}), _cb_more)"
+    stale = " or _pyfunc.__defaults__ is not _bound_defaults" if defaults else ""
+    lines.append(f"    if _cb_more{stale}:")
+    lines.append(f"        return _generic(*{given})")
+    for k, p in enumerate(params[first_default:]):
+        ns[f"_default_{k}"] = defaults[k]
+        lines.append(f"    if {p} is _MISSING:")
+        lines.append(f"        {p} = _default_{k}")
     for k, g in enumerate(guards):
         ns[f"_g{k}"], ns[f"_o{k}"], ns[f"_n{k}"] = g.namespace, g.expected, g.name
         lookup = f"getattr(_g{k}, _n{k}, _MISSING)" if g.is_attr else f"_g{k}.get(_n{k}, _MISSING)"
@@ -94,3 +108,19 @@ def fast_source(
         lines.append("        return r != 0" if ret == BOOL else "        return r")
     lines.append(f"    return _generic({args}, {{}})")
     return "\n".join(lines) + "\n"
+
+
+def _given(names: tuple[str, ...], values: tuple[Any, ...], more: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """The arguments actually passed, as (positional, keyword): values up to the first
+    missing one count as positional, any after a gap were passed by keyword."""
+    positional: list[Any] = []
+    keywords: dict[str, Any] = {}
+    gap = False
+    for name, value in zip(names, values):
+        if value is MISSING:
+            gap = True
+        elif gap:
+            keywords[name] = value
+        else:
+            positional.append(value)
+    return tuple(positional) + tuple(more), keywords

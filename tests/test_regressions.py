@@ -135,3 +135,39 @@ def test_float_square_calls_libm_pow_like_cpython() -> None:
     check(d, 594599730580211.0)
     equivalent(d, st.tuples(st.floats(allow_nan=False, min_value=-1e200, max_value=1e200)), max_examples=500)
     assert native_ran(d)
+
+
+def sqrt_plus_pi(x):
+    return math.sqrt(x) + math.pi
+
+
+def test_rebinding_a_math_function_is_noticed() -> None:
+    # math.sqrt is resolved at compile time; a guard on the module attribute makes a
+    # later rebinding (monkeypatching) take effect exactly as in CPython.
+    d = cuvil_bc.compile(sqrt_plus_pi)
+    check(d, 4.0)
+    original = math.sqrt
+    math.sqrt = lambda x: -1.0  # type: ignore[assignment]
+    try:
+        check(d, 4.0)
+    finally:
+        math.sqrt = original
+    check(d, 4.0)
+    assert native_ran(d)
+
+
+def scaled_default(x, k=2):
+    return x * k
+
+
+def test_new_defaults_are_used() -> None:
+    d = cuvil_bc.compile(scaled_default)
+    check(d, 3)
+    scaled_default.__defaults__ = (5.5,)
+    try:
+        check(d, 3)  # CPython now binds k=5.5
+        assert d(3) == 16.5
+    finally:
+        scaled_default.__defaults__ = (2,)
+    check(d, 3)
+    assert d(3) == 6 and native_ran(d)

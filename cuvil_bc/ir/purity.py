@@ -16,7 +16,8 @@ PURE_BUILTINS = frozenset(
     for n in ("abs", "min", "max", "int", "float", "bool", "round", "divmod", "pow", "len", "range")
 )
 
-#: Module objects whose attributes cuvil_bc treats as constant once resolved.
+#: Modules whose attributes the specialiser resolves to constants (each guarded, see
+#: typing/specialize.py), so that ``math.sqrt(x)`` compiles like ``sqrt(x)``.
 CONSTANT_MODULES = (math,)
 
 

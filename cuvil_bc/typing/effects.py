@@ -8,7 +8,7 @@ int64 arithmetic does not, since CPython would compute a big int instead.
 from __future__ import annotations
 
 from ..ir import ops as O
-from .types import RANGE_ITER, TupleType
+from .types import RANGE_ITER
 
 
 def _nonzero_const(v: O.Value) -> bool:
@@ -19,7 +19,7 @@ def may_raise(op: O.Op) -> bool:
     if isinstance(op, (O.BuildTuple, O.Phi, O.IterValue, O.Narrow)):
         return False
     if isinstance(op, O.TupleGet):
-        return not isinstance(op.tup.type, TupleType) and op.tup.type is None
+        return op.tup.type is None  # once typed, the tuple's length is known
     if op.type is None or any(v.type is None for v in op.operands()):
         return True
     if isinstance(op, (O.Compare, O.Truth, O.UnaryOp, O.Unpack)):

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
+from ..ir.purity import CONSTANT_MODULES
 
 MISSING = object()
 
@@ -75,7 +76,25 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
                 value = dispatcher.py_func
             fn.replace_all_uses(op, O.Const(value))
             block.ops.remove(op)
-    return [g for gs in guards.values() for g in gs]
+    return [g for gs in guards.values() for g in gs] + _resolve_module_attributes(fn)
+
+
+def _resolve_module_attributes(fn: Function) -> list[Guard]:
+    """``math.sqrt`` on a resolved module becomes the function itself, guarded like a
+    global: a program that rebinds ``math.sqrt`` gets what CPython would call."""
+    guards: dict[tuple[int, str], Guard] = {}
+    for block in fn.blocks:
+        for op in list(block.ops):
+            if not (isinstance(op, O.LoadAttr) and isinstance(op.obj, O.Const)):
+                continue
+            module = op.obj.value
+            if not any(module is m for m in CONSTANT_MODULES) or not hasattr(module, op.name):
+                continue
+            value = getattr(module, op.name)
+            guards[(id(module), op.name)] = Guard(module, op.name, value, True)
+            fn.replace_all_uses(op, O.Const(value))
+            block.ops.remove(op)
+    return list(guards.values())
 
 
 def bind_calls(fn: Function) -> None:

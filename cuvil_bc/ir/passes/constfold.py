@@ -16,7 +16,7 @@ from typing import Callable
 
 from .. import ops as O
 from ..function import Function
-from ..purity import CONSTANT_MODULES, foldable_result, is_pure_callable
+from ..purity import foldable_result, is_pure_callable
 
 BINARY: dict[str, Callable[..., object]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -92,10 +92,6 @@ def fold(op: O.Op) -> object:
             if not isinstance(vals[0], tuple):
                 return _NOFOLD
             result = vals[0][vals[1]]  # type: ignore[index, call-overload]
-        elif isinstance(op, O.LoadAttr):
-            if not any(vals[0] is m for m in CONSTANT_MODULES):
-                return _NOFOLD
-            return getattr(vals[0], op.name)  # a known module's function or constant
         elif isinstance(op, O.Call):
             func, *args = vals
             if not is_pure_callable(func) or isinstance(func, type) and issubclass(func, BaseException):
