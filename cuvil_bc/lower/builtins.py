@@ -22,6 +22,11 @@ def _finite(em: Emitter, x: ir.Value) -> ir.Value:
     return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
+def _not_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    """NaN or an infinity, in one unordered compare."""
+    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
 def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
     """An integral double as int64; NaN, infinities and big values deoptimise."""
     b = em.builder
@@ -178,10 +183,14 @@ def _libm_unary(name: str) -> Lowering:
         else:
             r = em.libm(name, F64, [x])
         # CPython's math_1: a NaN from a non-NaN argument is a domain error, an
-        # infinity from a finite argument is a domain or range error.
-        nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
-        inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), _finite(em, x)))
-        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
+        # infinity from a finite argument is a domain or range error. Both need a
+        # non-finite result, so only such a result pays for the precise test.
+        def error() -> ir.Value:
+            nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
+            inf_from_finite = b.and_(b.fcmp_ordered("ord", r, r), _finite(em, x))
+            return b.or_(nan_from_num, inf_from_finite)
+
+        em.deopt_if_refined(_not_finite(em, r), error)
         return r, FLOAT
 
     return lower
@@ -196,11 +205,14 @@ def _libm_binary(name: str) -> Lowering:
         r = em.libm(name, F64, [x, y])
         if name == "atan2":
             return r, FLOAT
-        both_num = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
-        nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), both_num)
-        both_finite = b.and_(_finite(em, x), _finite(em, y))
-        inf_from_finite = b.and_(b.not_(_finite(em, r)), b.and_(b.fcmp_ordered("ord", r, r), both_finite))
-        em.deopt_if(b.or_(nan_from_num, inf_from_finite))
+        def error() -> ir.Value:
+            both_num = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
+            nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), both_num)
+            both_finite = b.and_(_finite(em, x), _finite(em, y))
+            inf_from_finite = b.and_(b.fcmp_ordered("ord", r, r), both_finite)
+            return b.or_(nan_from_num, inf_from_finite)
+
+        em.deopt_if_refined(_not_finite(em, r), error)
         return r, FLOAT
 
     return lower

@@ -82,6 +82,21 @@ class Emitter:
         br.set_weights([1, 1 << 20])
         self.builder.position_at_end(ok)
 
+    def deopt_if_refined(self, maybe: ir.Value, precise: Callable[[], ir.Value]) -> None:
+        """Deoptimise when `precise()` holds, testing it only when the cheap filter
+        `maybe` (which must hold whenever `precise()` does) is true.
+
+        The hot path then pays for one compare; `precise()` is emitted in a cold block.
+        """
+        cold = self.block("suspect")
+        ok = self.block("ok")
+        br = self.builder.cbranch(maybe, cold, ok)
+        br.set_weights([1, 1 << 20])
+        self.builder.position_at_end(cold)
+        br = self.builder.cbranch(precise(), self.deopt_block(), ok)
+        br.set_weights([1, 1 << 20])
+        self.builder.position_at_end(ok)
+
     def checked(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
         """int64 `op` ("sadd", "ssub", "smul") that deoptimises on overflow."""
         pair = self.intrinsic(f"llvm.{op}.with.overflow.i64", ir.LiteralStructType([I64, I1]), [a, b])
