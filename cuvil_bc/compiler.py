@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import threading
 import types as pytypes
+import weakref
 from dataclasses import dataclass, field
 
 from .cfg import build_cfg
@@ -20,7 +21,7 @@ from .decode import decode
 from .errors import CompileError, Unsupported
 from .ir import build_ir, format_function
 from .ir.function import Function
-from .ir.passes import narrow
+from .ir.passes import narrow, speculate
 from .ir.pipeline import optimize
 from .typing.infer import infer
 from .typing.specialize import Guard, bind_calls, function_guards, resolve_globals
@@ -50,18 +51,22 @@ class Specialization:
     def signature(self) -> str:
         return format_signature(self.argtypes)
 
-    def all_guards(self) -> list[Guard]:
+    def all_specializations(self) -> list["Specialization"]:
+        """This one and everything it calls, transitively."""
         seen: set[int] = set()
-        out: list[Guard] = []
+        out: list[Specialization] = []
         work = [self]
         while work:
             s = work.pop()
             if id(s) in seen:
                 continue
             seen.add(id(s))
-            out.extend(s.guards)
+            out.append(s)
             work.extend(s.callees)
         return out
+
+    def all_guards(self) -> list[Guard]:
+        return [g for s in self.all_specializations() for g in s.guards]
 
     def ir_text(self) -> str:
         return format_function(self.fn) if self.fn is not None else ""
@@ -73,6 +78,8 @@ class Compiler:
         self.done: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
         self.in_progress: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
         self.stack: list[Specialization] = []
+        #: Functions whose speculated guards failed once: compiled without speculation.
+        self.no_speculation: weakref.WeakSet[pytypes.FunctionType] = weakref.WeakSet()
 
     # -- typing ---------------------------------------------------------------------
 
@@ -114,6 +121,8 @@ class Compiler:
             else:
                 raise Unsupported("the return type of a recursive function did not settle", fn.location())
             optimize(fn, typed=True)
+            if pyfunc not in self.no_speculation and speculate.run(fn):
+                optimize(fn, typed=True)
             spec.fn = fn
         finally:
             self.stack.pop()
@@ -121,6 +130,15 @@ class Compiler:
         if not spec.provisional:
             self.done[key] = spec
         return spec
+
+    def stop_speculating(self, spec: Specialization) -> None:
+        """A speculated guard failed in `spec` or a callee: forget them, so that the
+        next compile of each builds it without speculation."""
+        with self.lock:
+            for s in spec.all_specializations():
+                self.no_speculation.add(s.pyfunc)
+                if self.done.get((s.pyfunc, s.argtypes)) is s:
+                    del self.done[(s.pyfunc, s.argtypes)]
 
     # -- lowering -------------------------------------------------------------------
 

@@ -87,7 +87,7 @@ class Dispatcher:
         self._warned = False
         self._last_deopt: str | None = None
         self._last_line = 0
-        self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0}
+        self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0, "speculation_failures": 0}
         self._ns: dict[str, Any] = {
             "_generic": self._call_generic,
             "_deopt": lambda args: self._deopt(args, self._last_line),
@@ -158,8 +158,20 @@ class Dispatcher:
         return native.box(out)
 
     def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
+        from .lower.runtime import SPECULATIVE_DEOPT
+
         self._counts["deopts"] += 1
         self._last_deopt = f"guard failed at line {line}; CPython ran the call" if line else "CPython ran the call"
+        if line & SPECULATIVE_DEOPT:
+            # A guard of an op hoisted above its branch failed, possibly on a path that
+            # did not need the op: CPython runs this call, later ones run native code
+            # compiled without speculation.
+            line &= ~SPECULATIVE_DEOPT
+            self._last_deopt = f"speculated guard failed at line {line}; CPython ran the call, recompiling without speculation"
+            self._counts["speculation_failures"] += 1
+            for native in list(self._native.values()):
+                COMPILER.stop_speculating(native.spec)
+            self._invalidate()
         return self._interpret(args, {})
 
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

@@ -48,6 +48,9 @@ class Op(Value):
 
     block: "BasicBlock | None" = None
     line: int | None = None
+    #: Hoisted above the branch that guarded it (passes/speculate.py): its guards may
+    #: fail where CPython would not have run it.
+    speculative: bool = False
     #: Whether the op can be removed when unused and its operands cannot make it raise.
     pure: ClassVar[bool] = True
 

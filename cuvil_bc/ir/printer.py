@@ -116,7 +116,8 @@ def format_function(fn: Function, *, lines: bool = False) -> str:
                 row = f"  {text}"
             else:
                 typ = f": {op.type}" if op.type is not None else ""
-                row = f"  {name(op)}{typ} = {text}"
+                spec = "speculative " if op.speculative else ""
+                row = f"  {name(op)}{typ} = {spec}{text}"
             if lines and op.line is not None:
                 row += f"  ; line {op.line}"
             out.append(row)

@@ -83,7 +83,9 @@ class FunctionLowering:
                 continue
             for op in block.ops:
                 self.em.line = op.line or self.fn.firstlineno
+                self.em.speculative = op.speculative
                 self.lower(op)
+            self.em.speculative = False
         for phi, llphi in self.phis:
             for pred, _ in phi.incoming:
                 if pred in self.blocks:

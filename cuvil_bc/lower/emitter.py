@@ -18,6 +18,7 @@ from llvmlite import ir
 
 from ..typing.types import BOOL, BOTTOM, FLOAT, INT, TupleType, Type, UnionType, options
 from .ltypes import F64, I1, I8, I32, I64, llvm_type
+from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
 
 DEOPT = 1
 Typed = tuple[ir.Value, Type]
@@ -31,6 +32,7 @@ class Emitter:
         self.builder = ir.IRBuilder(self.alloca_block)
         self._deopt_blocks: dict[int, ir.Block] = {}
         self.line = 0
+        self.speculative = False  # lowering an op hoisted by ir/passes/speculate.py
 
     # -- helpers ------------------------------------------------------------------
 
@@ -65,14 +67,15 @@ class Emitter:
 
     def deopt_block(self) -> ir.Block:
         """A block that records the current line and returns DEOPT (one per line)."""
-        blk = self._deopt_blocks.get(self.line)
+        code = self.line | SPECULATIVE if self.speculative else self.line
+        blk = self._deopt_blocks.get(code)
         if blk is None:
-            blk = self.block(f"deopt.{self.line}")
+            blk = self.block(f"deopt.{self.line}" + (".speculative" if self.speculative else ""))
             with self.builder.goto_block(blk):
                 setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
-                self.builder.call(setter, [ir.Constant(I32, self.line)])
+                self.builder.call(setter, [ir.Constant(I32, code)])
                 self.builder.ret(ir.Constant(I32, DEOPT))
-            self._deopt_blocks[self.line] = blk
+            self._deopt_blocks[code] = blk
         return blk
 
     def deopt_if(self, cond: ir.Value) -> None:

@@ -81,6 +81,26 @@ def _concat(em: Emitter, a: Typed, c: Typed) -> Typed:
     return out, t
 
 
+def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
+    """`x * c` for a known `c`: the overflow test is a range test on `x`, which is
+    off the multiply's critical path, and the product can be a shift or an `lea`
+    rather than an `imul` with its overflow flag."""
+    if c == 0:
+        return em.i64(0)
+    if c == 1:
+        return x
+    imin, imax = -(2**63), 2**63 - 1
+    if c > 0:
+        lo, hi = -(-imin // c), imax // c
+    else:
+        lo, hi = -(-imax // c), min(imin // c, imax)
+    b = em.builder
+    # x outside [lo, hi], as one unsigned compare: (x - lo) >u (hi - lo).
+    shifted = b.sub(x, em.i64(lo))
+    em.deopt_if(b.icmp_unsigned(">", shifted, em.i64(hi - lo)))
+    return b.mul(x, em.i64(c), flags=["nsw"])
+
+
 def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     b = em.builder
     if op == "+":
@@ -88,6 +108,10 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "-":
         return em.checked("ssub", x, y)
     if op == "*":
+        if isinstance(x, ir.Constant):
+            x, y = y, x
+        if isinstance(y, ir.Constant):
+            return mul_by_constant(em, x, int(y.constant))
         return em.checked("smul", x, y)
     if op == "&":
         return b.and_(x, y)

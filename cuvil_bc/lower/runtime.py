@@ -43,5 +43,10 @@ def register_symbols() -> None:
     _registered = True
 
 
+#: Set in a deopt code when the failed guard belonged to a speculated op
+#: (ir/passes/speculate.py); the rest of the code is the line.
+SPECULATIVE_DEOPT = 1 << 30
+
+
 def take_deopt_line() -> int:
     return int(lib.cb_take_deopt_line())

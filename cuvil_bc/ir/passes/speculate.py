@@ -1,0 +1,80 @@
+"""Hoist the few ops of a small `if` arm above the branch, so that LLVM can replace the
+branch by a select (a `cmov`) instead of a jump the CPU mispredicts.
+
+    P: ... branch %c ? A : M            P: ... %2 = binop x * 3   (speculative)
+    A: %2 = binop x * 3                         %3 = binop %2 + 1 (speculative)
+       %3 = binop %2 + 1        ->              branch %c ? A : M
+       jump M                          A: jump M
+    M: %4 = phi [A: %3, P: %5]         M: %4 = phi [A: %3, P: %5]
+
+Hoisted ops now run on both paths. Their values are harmless where they are not used,
+but their guards (an int64 overflow) may now fail on a path where CPython would not
+have executed the op at all. Such a guard is marked speculative: when it fails, the
+call falls back to CPython like any other deoptimisation (so the result stays exact,
+which is why this pass is only for functions whose calls can be re-run), and the
+dispatcher then recompiles the function without speculation, so that a speculation that
+does not pay is tried only once.
+
+Only typed ops whose every guard is an overflow check are hoisted: division, modulo and
+power are left in place, because "divide only when the divisor is not zero" is the
+very pattern such a branch usually exists for.
+"""
+
+from __future__ import annotations
+
+from .. import ops as O
+from ...typing.infer import value_type
+from ...typing.types import BOOL, FLOAT, INT
+from ..function import BasicBlock, Function
+
+#: Ops hoisted from one arm at most: beyond that, the select saves less than the work
+#: added to the path that did not need it.
+MAX_OPS = 4
+
+_SCALARS = (INT, FLOAT, BOOL)
+_BINOPS = frozenset("+ - * & | ^".split())
+_UNARY = frozenset(("-", "+", "~", "not"))
+_COMPARES = frozenset(("<", "<=", ">", ">=", "==", "!="))
+
+
+def _cheap(op: O.Op) -> bool:
+    if op.type not in _SCALARS:
+        return False
+    if not all(value_type(v) in _SCALARS for v in op.operands()):
+        return False
+    if isinstance(op, O.BinOp):
+        return op.op in _BINOPS or (op.op == ">>" and isinstance(op.rhs, O.Const) and isinstance(op.rhs.value, int) and 0 <= op.rhs.value < 64)
+    if isinstance(op, O.UnaryOp):
+        return op.op in _UNARY
+    if isinstance(op, O.Compare):
+        return op.op in _COMPARES
+    return isinstance(op, O.Truth)
+
+
+def _hoistable(arm: BasicBlock, head: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> bool:
+    body = arm.ops[:-1]
+    return (
+        arm is not head
+        and preds.get(arm) == [head]
+        and isinstance(arm.terminator, O.Jump)
+        and 0 < len(body) <= MAX_OPS
+        and all(_cheap(op) for op in body)
+    )
+
+
+def run(fn: Function) -> bool:
+    preds = fn.predecessors()
+    changed = False
+    for head in fn.blocks:
+        term = head.terminator
+        if not isinstance(term, O.Branch):
+            continue
+        for arm in (term.if_true, term.if_false):
+            if not _hoistable(arm, head, preds):
+                continue
+            for op in arm.ops[:-1]:
+                op.speculative = True
+                head.insert(len(head.ops) - 1, op)
+            del arm.ops[:-1]
+            changed = True
+    return changed
