@@ -45,7 +45,16 @@ class Specialization:
     entry: str | None = None
     fast_entry: str | None = None  # scalar-only signatures: see codegen.emit_fast_entry
     llvm: str = ""
-    asm: str = ""
+    _asm: str = ""
+
+    @property
+    def asm(self) -> str:
+        """The native code, generated from the optimised IR when first asked for."""
+        if not self._asm and self.llvm:
+            from .lower.jit import get_jit
+
+            self._asm = get_jit().assembly(self.llvm)
+        return self._asm
 
     @property
     def signature(self) -> str:
@@ -163,10 +172,10 @@ class Compiler:
             spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
             if fast_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
                 spec.fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
-            optimized, asm = jit.compile(module)
+            optimized = jit.compile(module)
             for s in pending:
                 s.lowered = True
-            spec.llvm, spec.asm = optimized, asm
+            spec.llvm = optimized
             return spec
 
     def _unlowered(self, spec: Specialization) -> list[Specialization]:

@@ -41,7 +41,15 @@ MAX_DEPTH = 2000
 
 
 def function_type(argtypes: tuple[Type, ...], ret: Type) -> ir.FunctionType:
-    return ir.FunctionType(I32, [llvm_type(t) for t in argtypes] + [llvm_type(ret).as_pointer(), I32])
+    """``{i32 status, ret} (args..., i32 depth)``: status 0 with the result, or DEOPT.
+
+    The pair comes back in registers, so a native call between compiled functions
+    costs no store and reload of the result."""
+    return ir.FunctionType(result_type(ret), [llvm_type(t) for t in argtypes] + [I32])
+
+
+def result_type(ret: Type) -> ir.LiteralStructType:
+    return ir.LiteralStructType([I32, llvm_type(ret)])
 
 
 def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> ir.Function:
@@ -82,6 +90,10 @@ class FunctionLowering:
                 self.em.builder.branch(self.em.deopt_block())  # CPython raises it
                 continue
             for op in block.ops:
+                if not isinstance(op, O.Phi):
+                    self.early_divisor_guards(block)
+                    break
+            for op in block.ops:
                 self.em.line = op.line or self.fn.firstlineno
                 self.em.speculative = op.speculative
                 self.lower(op)
@@ -100,6 +112,25 @@ class FunctionLowering:
             isinstance(op, O.Call) and isinstance(op.func, O.Const) and isinstance(op.func.value, pytypes.FunctionType)
             for op in self.fn.ops()
         )
+
+    def early_divisor_guards(self, block: BasicBlock) -> None:
+        """Test the block's int divisors for zero on entry to the block rather than at
+        the division. A deoptimisation re-runs the whole call in CPython, so deopting a
+        few ops early changes nothing observable (the block runs to the division or
+        fails first), and a divisor defined before a loop then yields a test at the
+        top of the loop body, which LLVM moves out of the loop."""
+        em = self.em
+        for op in block.ops:
+            if not (isinstance(op, O.BinOp) and op.op in ("//", "%") and op.type == INT):
+                continue
+            y = op.rhs
+            if value_type(op.lhs) != INT or value_type(y) != INT or isinstance(y, O.Const):
+                continue
+            if isinstance(y, O.Op) and y.block is block:
+                continue
+            em.line = op.line or self.fn.firstlineno
+            em.speculative = False
+            em.deopt_if(em.builder.icmp_signed("==", self.get(y)[0], em.i64(0)))
 
     # -- values ---------------------------------------------------------------------
 
@@ -174,17 +205,17 @@ class FunctionLowering:
         if isinstance(func, pytypes.FunctionType):
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
             llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
-            out = em.alloca(llvm_type(callee.return_type))
             depth = b.add(self.depth, ir.Constant(I32, 1))
-            status = b.call(llcallee, [v for v, _ in args] + [out, depth])
+            pair = b.call(llcallee, [v for v, _ in args] + [depth])
+            status = b.extract_value(pair, 0)
             failed = b.icmp_signed("!=", status, ir.Constant(I32, 0))
             bail = em.block("callee.failed")
             ok = em.block("callee.ok")
             b.cbranch(failed, bail, ok).set_weights([1, 1 << 20])
             b.position_at_end(bail)
-            b.ret(status)
+            b.ret(b.insert_value(ir.Constant(self.llfn.return_value.type, ir.Undefined), status, 0))
             b.position_at_end(ok)
-            return em.coerce(b.load(out), callee.return_type, t)
+            return em.coerce(b.extract_value(pair, 1), callee.return_type, t)
         sig = lookup(func)
         assert sig is not None, func
         lowering = LOWERINGS[sig.name]
@@ -290,8 +321,8 @@ class FunctionLowering:
             b.branch(self.blocks[op.body])
         elif isinstance(op, O.Return):
             val, t = self.get(op.value)
-            b.store(em.coerce(val, t, self.ret), self.llfn.args[-2])
-            b.ret(ir.Constant(I32, 0))
+            pair = ir.Constant(self.llfn.return_value.type, [ir.Constant(I32, 0), ir.Constant(llvm_type(self.ret), ir.Undefined)])
+            b.ret(b.insert_value(pair, em.coerce(val, t, self.ret), 1))
         elif isinstance(op, O.Raise):
             b.branch(em.deopt_block())
         else:
@@ -351,8 +382,8 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
         return ir.Constant(I8, 0)
 
     args = [rebuild(t) for t in argtypes]
-    slot = b.alloca(llvm_type(ret))
-    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot, fn.args[0]])
+    pair = b.call(declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
+    status = b.extract_value(pair, 0)
     with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
         index = 0
 
@@ -370,7 +401,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
                 for i, opt in enumerate(t.options):
                     store(b.extract_value(val, i + 1), opt)
 
-        store(b.load(slot), ret)
+        store(b.extract_value(pair, 1), ret)
     b.ret(status)
     return name
 
@@ -400,10 +431,9 @@ def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], 
     fn = ir.Function(module, ir.FunctionType(ret_ll, [p for t in argtypes for p in llvm_param_types(t)]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(fn.args, argtypes)]
-    slot = b.alloca(llvm_type(ret))
-    status = b.call(declare_function(module, symbol, argtypes, ret), args + [slot, ir.Constant(I32, 0)])
-    ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
-    value = b.load(slot)
+    pair = b.call(declare_function(module, symbol, argtypes, ret), args + [ir.Constant(I32, 0)])
+    ok = b.icmp_signed("==", b.extract_value(pair, 0), ir.Constant(I32, 0))
+    value = b.extract_value(pair, 1)
     if ret == BOOL:
         value = b.zext(value, I64)
     sentinel = ir.Constant(F64, float("nan")) if ret == FLOAT else ir.Constant(I64, FAST_INT_SENTINEL)

@@ -74,7 +74,12 @@ class Emitter:
             with self.builder.goto_block(blk):
                 setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
                 self.builder.call(setter, [ir.Constant(I32, code)])
-                self.builder.ret(ir.Constant(I32, DEOPT))
+                ret = self.func.return_value.type
+                if isinstance(ret, ir.LiteralStructType):  # a compiled function's {status, result}
+                    members = [ir.Constant(I32, DEOPT), ir.Constant(ret.elements[1], ir.Undefined)]
+                    self.builder.ret(ir.Constant(ret, members))
+                else:
+                    self.builder.ret(ir.Constant(I32, DEOPT))
             self._deopt_blocks[code] = blk
         return blk
 

@@ -39,22 +39,26 @@ class JIT:
         module.data_layout = str(self.tm.target_data)
         return module
 
-    def compile(self, module: ir.Module) -> tuple[str, str]:
-        """Verify, optimise and load `module`; return its unoptimised and optimised text."""
+    def compile(self, module: ir.Module) -> str:
+        """Verify, optimise and load `module`; return its optimised LLVM IR text."""
         text = str(module)
         mod = llvm.parse_assembly(text)
         mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto = llvm.create_pipeline_tuning_options(speed_level=2)
         pb = llvm.create_pass_builder(self.tm, pto)
         pb.getModulePassManager().run(mod, pb)
         _check_externals(mod, self.defined)
         optimized = str(mod)
-        asm = self.tm.emit_assembly(mod)
         with _lock:
             self.engine.add_module(mod)
             self.engine.finalize_object()
             self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
-        return optimized, asm
+        return optimized
+
+    def assembly(self, optimized: str) -> str:
+        """Machine code for optimised IR text, as `compile` produced it. Only for
+        inspection, so it is generated on demand: it would add a third to a compile."""
+        return self.tm.emit_assembly(llvm.parse_assembly(optimized))
 
     def address(self, name: str) -> int:
         addr = self.engine.get_function_address(name)

@@ -120,7 +120,7 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "^":
         return b.xor(x, y)
     if op in ("//", "%"):
-        y = safe_divisor(em, x, y)
+        y = safe_divisor(em, x, y, quotient=op == "//")
         q = b.sdiv(x, y)
         r = b.srem(x, y)
         # Floor towards negative infinity: adjust when the remainder's sign differs.
@@ -145,22 +145,27 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     raise AssertionError(op)
 
 
-def safe_divisor(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
-    """Guard ``x // y`` and ``x % y`` (a zero divisor raises; INT64_MIN // -1 overflows
-    and traps in hardware) and return the divisor to use (always defined)."""
+def safe_divisor(em: Emitter, x: ir.Value, y: ir.Value, *, quotient: bool) -> ir.Value:
+    """Guard ``x // y`` (`quotient`) or ``x % y`` and return the divisor to use.
+
+    A zero divisor raises. ``INT64_MIN // -1`` needs a big int; ``x % -1`` is always 0,
+    which ``x % 1`` also gives, so `%` divides by 1 instead and never deoptimises for
+    it (the hardware traps on ``INT64_MIN % -1``). The zero test stays a branch of its
+    own: when `y` is loop-invariant, LLVM moves it out of the loop.
+    """
     b = em.builder
-    bad = b.or_(
-        b.icmp_signed("==", y, em.i64(0)),
-        b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), b.icmp_signed("==", y, em.i64(-1))),
-    )
-    em.deopt_if(bad)
-    return b.select(bad, em.i64(1), y)
+    em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
+    minus_one = b.icmp_signed("==", y, em.i64(-1))
+    if quotient:
+        em.deopt_if(b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), minus_one))
+        return y
+    return b.select(minus_one, em.i64(1), y)
 
 
 def int_mod_is_zero(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     """``x % y == 0`` for ints: y divides x exactly when the truncated remainder is 0, so
     the floor adjustment of `%` is not needed (the `%` op itself already guarded y)."""
-    return em.builder.icmp_signed("==", em.builder.srem(x, safe_divisor(em, x, y)), em.i64(0))
+    return em.builder.icmp_signed("==", em.builder.srem(x, safe_divisor(em, x, y, quotient=False)), em.i64(0))
 
 
 def int_truediv(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
