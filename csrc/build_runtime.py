@@ -15,16 +15,19 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 CDEF = """
 typedef union { int64_t i; double d; } cb_word;
+typedef struct { void *fn; int64_t calls; } cb_fast_target;
 void cb_set_deopt_line(int32_t line);
 int32_t cb_take_deopt_line(void);
 int32_t cb_abi_version(void);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 """
 
-#: Trampolines for the dispatcher's fast path: ``cb_call_<params>_<ret>(fn, ...)`` calls
-#: a native fast entry point with up to MAX_FAST_PARAMS int64 ("i") or double ("d")
-#: parameters and an int64 or double result. cffi's direct calls of these (GIL released)
-#: cost far less than a call through a cast function pointer.
+#: Trampolines for the dispatcher's fast path: ``cb_call_<params>_<ret>(target, ...)``
+#: calls the native fast entry point ``target->fn`` with ``&target->calls`` and up to
+#: MAX_FAST_PARAMS int64 ("i") or double ("d") parameters, for an int64 or double
+#: result. The entry point counts its completed calls in ``target->calls`` (atomically:
+#: the GIL is released), one target per dispatcher. cffi's direct calls of these cost
+#: far less than a call through a cast function pointer.
 MAX_FAST_PARAMS = 4
 C_TYPES = {"i": "int64_t", "d": "double"}
 
@@ -44,11 +47,11 @@ def trampolines() -> tuple[str, str]:
             for ret in "id":
                 name = f"cb_call_{params or 'v'}_{ret}"
                 args = "".join(f", {C_TYPES[c]} a{k}" for k, c in enumerate(params))
-                proto = f"{C_TYPES[ret]} {name}(void *fn{args})"
-                ptypes = ", ".join(C_TYPES[c] for c in params) or "void"
-                call = ", ".join(f"a{k}" for k in range(n))
+                proto = f"{C_TYPES[ret]} {name}(cb_fast_target *t{args})"
+                ptypes = "".join(", " + C_TYPES[c] for c in params)
+                call = "".join(f", a{k}" for k in range(n))
                 decls.append(proto + ";")
-                defs.append(f"{proto} {{ return (({C_TYPES[ret]} (*)({ptypes}))fn)({call}); }}")
+                defs.append(f"{proto} {{ return (({C_TYPES[ret]} (*)(int64_t *{ptypes}))t->fn)(&t->calls{call}); }}")
     return "\n".join(decls), "\n".join(defs)
 
 

@@ -12,4 +12,4 @@ int32_t cb_take_deopt_line(void) {
     return line;
 }
 
-int32_t cb_abi_version(void) { return 1; }
+int32_t cb_abi_version(void) { return 2; }

@@ -1,10 +1,10 @@
 /* cuvil_bc's C runtime: what native code needs from the host process.
  *
- * Native functions return a status: CB_OK with the result written through an
- * out-pointer, or CB_DEOPT when CPython must finish the call (it then raises the exact
- * exception, or computes the big-int result). Before returning CB_DEOPT, native code
- * records the source line of the failing guard with cb_set_deopt_line, so that the
- * dispatcher can explain the fallback.
+ * Native code reports a status: CB_OK with the result, or CB_DEOPT when CPython must
+ * finish the call (it then raises the exact exception, or computes the big-int
+ * result). Before returning CB_DEOPT, native code records the source line of the
+ * failing guard with cb_set_deopt_line, so that the dispatcher can explain the
+ * fallback.
  */
 #ifndef CUVIL_BC_RUNTIME_H
 #define CUVIL_BC_RUNTIME_H
@@ -15,6 +15,10 @@
 
 /* One 64-bit word of a flattened argument or result. */
 typedef union { int64_t i; double d; } cb_word;
+
+/* What a fast-path trampoline calls: a native fast entry point, and the count of its
+ * calls that completed natively (the entry point increments it atomically). */
+typedef struct { void *fn; int64_t calls; } cb_fast_target;
 
 void cb_set_deopt_line(int32_t line);
 int32_t cb_take_deopt_line(void);

@@ -43,16 +43,24 @@ class _Native:
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
         self.fast: tuple[Any, Any] | None = None
+        self.target: Any = None
         if spec.fast_entry is not None:
             codes = "".join("d" if c == "double" else "i" for c in params) or "v"
             ret = "d" if spec.return_type == FLOAT else "i"
             trampoline = getattr(lib, f"cb_call_{codes}_{ret}")
-            self.fast = (trampoline, ffi.cast("void *", get_jit().address(spec.fast_entry)))
+            # This dispatcher's own target: its `calls` counts the fast path's native calls.
+            self.target = ffi.new("cb_fast_target *")
+            self.target.fn = ffi.cast("void *", get_jit().address(spec.fast_entry))
+            self.fast = (trampoline, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
         self.ffi = ffi
         self.local = threading.local()
+
+    def fast_calls(self) -> int:
+        """Calls that the fast path completed natively."""
+        return int(self.target.calls) if self.target is not None else 0
 
     def out(self) -> Any:
         buf = getattr(self.local, "buf", None)
@@ -92,7 +100,6 @@ class Dispatcher:
             "_generic": self._call_generic,
             "_deopt": lambda args: self._deopt(args, self._last_line),
             "_take": self._take,
-            "_native_calls": 0,
         }
         self.function = self._make_function()
         for sig in signatures or ():
@@ -108,7 +115,7 @@ class Dispatcher:
         deopts (native calls handed back to CPython, also counted as interpreted) and
         compile_seconds."""
         out = dict(self._counts)
-        out["native_calls"] += self._ns["_native_calls"]
+        out["native_calls"] += sum(n.fast_calls() for n in list(self._native.values()))
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -269,6 +276,7 @@ class Dispatcher:
 
     def _invalidate(self) -> None:
         with self._lock:
+            self._counts["native_calls"] += sum(n.fast_calls() for n in self._native.values())
             self._native.clear()
             self._failed.clear()
             self._guards = []

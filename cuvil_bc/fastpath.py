@@ -4,7 +4,6 @@ path, as Python source, regenerated whenever the native specialisations change.
 For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads like::
 
     def _cb_entry(a, b=_MISSING, *_cb_more):      # installed under the name f
-        global _native_calls
         if _cb_more or _pyfunc.__defaults__ is not _bound_defaults:
             return _generic(*_given(("a", "b"), (a, b), _cb_more))
         if b is _MISSING:
@@ -13,12 +12,12 @@ For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads l
             return _generic((a, b), {})
         if type(a) is _t0_0 and type(b) is _t0_1:
             try:
-                r = _f0(_p0, a, b)                 # cffi direct call, GIL released
+                r = _f0(_p0, a, b)                 # cffi direct call, GIL released;
+                                                   # native code counts the call in _p0
             except OverflowError:                  # an int beyond int64
                 return _generic((a, b), {})
             if r != r and _take():                 # NaN sentinel: did it deoptimise?
                 return _deopt((a, b))
-            _native_calls += 1
             return r
         return _generic((a, b), {})
 
@@ -61,7 +60,7 @@ def fast_source(
 ) -> str:
     """Source of the fast path; fills `ns` with the objects it refers to.
 
-    `natives` holds (argtypes, return type, cffi trampoline, entry pointer) per fast
+    `natives` holds (argtypes, return type, cffi trampoline, its target) per fast
     specialisation; `guards` the global guards that every call must check; `defaults`
     the defaults to bind, checked on every call to still be the function's.
     """
@@ -76,7 +75,6 @@ def fast_source(
     # one passed explicitly; they are filled from defaults checked to be current.
     signature = [p if i < first_default else f"{p}=_MISSING" for i, p in enumerate(params)]
     lines = [f"def _cb_entry({''.join(p + ', ' for p in signature)}*_cb_more):"]
-    lines.append("    global _native_calls")
     given = f"_given({tuple(params)!r}, ({''.join(p + ', ' for p in params)}), _cb_more)"
     stale = " or _pyfunc.__defaults__ is not _bound_defaults" if defaults else ""
     lines.append(f"    if _cb_more{stale}:")
@@ -90,8 +88,8 @@ def fast_source(
         lookup = f"getattr(_g{k}, _n{k}, _MISSING)" if g.is_attr else f"_g{k}.get(_n{k}, _MISSING)"
         lines.append(f"    if {lookup} is not _o{k}:")
         lines.append(f"        return _generic({args}, {{}})")
-    for s, (argtypes, ret, trampoline, pointer) in enumerate(natives):
-        ns[f"_f{s}"], ns[f"_p{s}"] = trampoline, pointer
+    for s, (argtypes, ret, trampoline, target) in enumerate(natives):
+        ns[f"_f{s}"], ns[f"_p{s}"] = trampoline, target
         checks = []
         for i, (p, t) in enumerate(zip(params, argtypes)):
             ns[f"_t{s}_{i}"] = _PYTYPE[t]
@@ -104,7 +102,6 @@ def fast_source(
         sentinel = "r != r" if ret == FLOAT else "r == -9223372036854775808"
         lines.append(f"        if {sentinel} and _take():")
         lines.append(f"            return _deopt({args})")
-        lines.append("        _native_calls += 1")
         lines.append("        return r != 0" if ret == BOOL else "        return r")
     lines.append(f"    return _generic({args}, {{}})")
     return "\n".join(lines) + "\n"

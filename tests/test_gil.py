@@ -68,3 +68,16 @@ def test_the_measurement_detects_a_held_gil() -> None:
 def test_native_result_is_unchanged_by_threads() -> None:
     native = cuvil_bc.compile(spin)
     assert native(100_000) == spin(100_000)
+
+
+def test_native_calls_counted_exactly_across_threads() -> None:
+    # The fast path counts in native code, atomically, while the GIL is released.
+    f = cuvil_bc.compile(spin)
+    f(10)
+    threads = [threading.Thread(target=lambda: [f(50) for _ in range(2000)]) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert f.stats["native_calls"] == 1 + 4 * 2000
+    assert f.stats["interpreted_calls"] == 0

@@ -424,15 +424,19 @@ def fast_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: bo
 
 
 def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
-    """Add ``i64|double @<symbol>.fast(<scalar params>)``: the result itself, or a
-    sentinel (INT64_MIN or NaN) when the call deoptimised."""
+    """Add ``i64|double @<symbol>.fast(i64* calls, <scalar params>)``: the result
+    itself, or a sentinel (INT64_MIN or NaN) when the call deoptimised. A call that
+    completes adds one to `*calls` (atomically: callers do not hold the GIL)."""
     name = f"{symbol}.fast"
     ret_ll = F64 if ret == FLOAT else I64
-    fn = ir.Function(module, ir.FunctionType(ret_ll, [p for t in argtypes for p in llvm_param_types(t)]), name=name)
+    params = [I64.as_pointer()] + [p for t in argtypes for p in llvm_param_types(t)]
+    fn = ir.Function(module, ir.FunctionType(ret_ll, params), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(fn.args, argtypes)]
+    calls, scalars = fn.args[0], fn.args[1:]
+    args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(scalars, argtypes)]
     pair = b.call(declare_function(module, symbol, argtypes, ret), args + [ir.Constant(I32, 0)])
     ok = b.icmp_signed("==", b.extract_value(pair, 0), ir.Constant(I32, 0))
+    b.atomic_rmw("add", calls, b.zext(ok, I64), "monotonic")
     value = b.extract_value(pair, 1)
     if ret == BOOL:
         value = b.zext(value, I64)
