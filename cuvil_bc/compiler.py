@@ -153,7 +153,13 @@ class Compiler:
 
     def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
         """Type, lower and JIT-compile `pyfunc` for `argtypes` (and what it calls)."""
-        from .lower.codegen import FunctionLowering, emit_entry, emit_fast_entry, fast_entry_supported
+        from .lower.codegen import (
+            FunctionLowering,
+            emit_entry,
+            emit_fast_entry,
+            fast_entry_supported,
+            lower_recursive,
+        )
         from .lower.jit import get_jit
 
         with self.lock:
@@ -166,7 +172,10 @@ class Compiler:
             for s in pending:
                 assert s.fn is not None
                 try:
-                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s)).run()
+                    if s in s.callees:  # calls itself directly
+                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s))
+                    else:
+                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s)).run()
                 except CompileError as e:
                     raise e.at(s.fn.location())
             spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)

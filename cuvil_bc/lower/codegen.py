@@ -60,10 +60,17 @@ def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...],
 
 
 class FunctionLowering:
-    def __init__(self, module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver) -> None:
+    """Lowers one typed function to `symbol`. With `self_calls`, the function's calls to
+    itself go to that symbol instead (see `lower_recursive`)."""
+
+    def __init__(
+        self, module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, self_calls: str | None = None
+    ) -> None:
         self.fn = fn
         self.ret = ret
         self.resolver = resolver
+        self.symbol = symbol
+        self.self_calls = self_calls
         self.llfn = declare_function(module, symbol, tuple(a.type for a in fn.args), ret)  # type: ignore[misc]
         self.em = Emitter(module, self.llfn)
         self.values: dict[O.Value, ir.Value] = {}
@@ -204,7 +211,8 @@ class FunctionLowering:
             return ir.Constant(I8, 0)  # only ever raised, which deoptimises
         if isinstance(func, pytypes.FunctionType):
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
-            llcallee = declare_function(em.module, callee.symbol, callee.argtypes, callee.return_type)
+            symbol = self.self_calls if self.self_calls and callee.symbol == self.symbol else callee.symbol
+            llcallee = declare_function(em.module, symbol, callee.argtypes, callee.return_type)
             depth = b.add(self.depth, ir.Constant(I32, 1))
             pair = b.call(llcallee, [v for v, _ in args] + [depth])
             status = b.extract_value(pair, 0)
@@ -327,6 +335,15 @@ class FunctionLowering:
             b.branch(em.deopt_block())
         else:
             raise AssertionError(type(op).__name__)
+
+
+def lower_recursive(module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver) -> None:
+    """Lower a function that calls itself as two copies that call each other: LLVM
+    inlines the private copy into the public one, so each native call does the work
+    of two levels of the recursion (the depth count still goes up by one a level)."""
+    twin = f"{symbol}.twin"
+    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin).run()
+    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol).run().linkage = "internal"
 
 
 def _narrow(result: object, vs: list[Typed], op: str) -> Type:
