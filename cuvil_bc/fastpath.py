@@ -8,7 +8,7 @@ For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads l
             return _generic(*_given(("a", "b"), (a, b), _cb_more))
         if b is _MISSING:
             b = _default_0
-        if _g0.get(_n0, _MISSING) is not _o0:      # one test per global guard
+        if _g0.get(_n0, _ABSENT) is not _o0:       # one test per global guard
             return _generic((a, b), {})
         if type(a) is _t0_0 and type(b) is _t0_1:
             try:
@@ -36,6 +36,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any
 
+from .typing.specialize import MISSING as ABSENT
 from .typing.types import BOOL, FLOAT, INT, Type
 
 MISSING = object()
@@ -67,6 +68,7 @@ def fast_source(
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
     ns["_MISSING"] = MISSING
+    ns["_ABSENT"] = ABSENT  # what a guard expects of a name that must stay unbound
     ns["_pyfunc"], ns["_bound_defaults"], ns["_given"] = pyfunc, defaults, _given
     defaults = defaults or ()
     first_default = len(params) - len(defaults)
@@ -85,7 +87,7 @@ def fast_source(
         lines.append(f"        {p} = _default_{k}")
     for k, g in enumerate(guards):
         ns[f"_g{k}"], ns[f"_o{k}"], ns[f"_n{k}"] = g.namespace, g.expected, g.name
-        lookup = f"getattr(_g{k}, _n{k}, _MISSING)" if g.is_attr else f"_g{k}.get(_n{k}, _MISSING)"
+        lookup = f"getattr(_g{k}, _n{k}, _ABSENT)" if g.is_attr else f"_g{k}.get(_n{k}, _ABSENT)"
         lines.append(f"    if {lookup} is not _o{k}:")
         lines.append(f"        return _generic({args}, {{}})")
     for s, (argtypes, ret, trampoline, target) in enumerate(natives):

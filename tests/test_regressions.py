@@ -171,3 +171,24 @@ def test_new_defaults_are_used() -> None:
         scaled_default.__defaults__ = (2,)
     check(d, 3)
     assert d(3) == 6 and native_ran(d)
+
+
+def test_fast_path_taken_when_a_builtin_is_guarded() -> None:
+    # A function using `range` carries a guard "range is not shadowed by a global".
+    # The fast path once tested it against the wrong sentinel, so every call took
+    # the slow generic path (correct results, 6x the call cost).
+    f = cuvil_bc.compile(_uses_range)
+    assert f(5) == _uses_range(5)
+    generic_calls = []
+    original = f.dispatcher._ns["_generic"]
+    f.dispatcher._ns["_generic"] = lambda *a: generic_calls.append(a) or original(*a)
+    for n in range(10):
+        assert f(n) == _uses_range(n)
+    assert generic_calls == []
+
+
+def _uses_range(n):
+    s = 0
+    for i in range(n):
+        s += abs(i - 3)
+    return s
