@@ -17,7 +17,7 @@ from typing import Any, Callable
 from .errors import CompileError
 
 __version__ = "0.1.0"
-__all__ = ["compile", "CompileError", "__version__"]
+__all__ = ["compile", "install", "uninstall", "CompileError", "__version__"]
 
 
 def compile(fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False) -> Any:
@@ -29,3 +29,18 @@ def compile(fn: Callable[..., Any] | None = None, *, signatures: list[str] | Non
     from .dispatcher import compile as _compile
 
     return _compile(fn, signatures=signatures, strict=strict)
+
+
+def install(include: Any = None, exclude: Any = None) -> None:
+    """Install the import hook: modules imported from now on get their hot numeric
+    functions compiled (see `cuvil_bc.hook`). `include`/`exclude`: module-name patterns."""
+    from .hook import install as _install
+
+    _install(include, exclude)
+
+
+def uninstall() -> None:
+    """Remove the import hook (functions already compiled stay compiled)."""
+    from .hook import uninstall as _uninstall
+
+    _uninstall()

@@ -137,7 +137,7 @@ class Dispatcher:
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
             kwargs = {}
-        key = tuple([type(a) if type(a) is not tuple else typeof_or_none(a) for a in args])
+        key = argument_key(args)
         native = self._native.get(key)
         if native is None:
             native = self._compile_for(key, args)
@@ -282,6 +282,10 @@ class Dispatcher:
             self._guards = []
             self._regenerate()
 
+    def failure(self, key: tuple[object, ...]) -> str:
+        """Why the signature of `key` did not compile ("" if it did or was not tried)."""
+        return self._failed.get(key, "")
+
     # -- introspection --------------------------------------------------------------
 
     @property
@@ -386,6 +390,11 @@ def _stack_depth() -> int:
         n += 1
         frame = frame.f_back  # type: ignore[assignment]
     return n
+
+
+def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
+    """What selects a specialisation: each argument's type (a tuple's item types)."""
+    return tuple([type(a) if type(a) is not tuple else typeof_or_none(a) for a in args])
 
 
 def _take_deopt_line() -> int:

@@ -18,6 +18,7 @@ import bytecode
 
 from ..errors import Unsupported
 from . import versions as V
+from .counting import counter_length, is_counter_start
 from .instrs import CallArgs, Decoded, ExceptRegion, Instr, Op
 
 
@@ -37,6 +38,7 @@ class _Decoder:
         self.pending_labels: list[Any] = []
         self.kwnames: tuple[str, ...] = ()
         self.drop_pop_after_end_for = False
+        self.skip = 0  # instructions left of an import-hook call counter (counting.py)
         self.open_regions: list[tuple[Any, int]] = []  # (TryBegin, first out index)
         self.regions: list[tuple[int, int, Any, int, bool]] = []
 
@@ -83,6 +85,12 @@ class _Decoder:
         arg = ins.arg
         emit = lambda op, a=None, label=None: self.emit(op, a, ins, offset, label)  # noqa: E731
 
+        if self.skip:
+            self.skip -= 1
+            return
+        if is_counter_start(ins):
+            self.skip = counter_length() - 1  # the function as written, without the counter
+            return
         if self.drop_pop_after_end_for:
             self.drop_pop_after_end_for = False
             if name == "POP_TOP":

@@ -20,6 +20,7 @@ from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
 from ..ir.purity import CONSTANT_MODULES
+from ..originals import original
 
 MISSING = object()
 
@@ -74,6 +75,7 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
             dispatcher = getattr(value, "dispatcher", None)
             if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
                 value = dispatcher.py_func
+            value = original(value)  # made native by the import hook: compile its real code
             fn.replace_all_uses(op, O.Const(value))
             block.ops.remove(op)
     return [g for gs in guards.values() for g in gs] + _resolve_module_attributes(fn)

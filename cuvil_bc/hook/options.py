@@ -1,0 +1,151 @@
+"""What the import hook does, from the environment and `[tool.cuvil_bc]` in pyproject.toml.
+
+Environment variables (each overrides the pyproject setting):
+
+    CUVIL_BC_SYNC=1             compile hot functions on the calling thread, not in the
+                                background (for tests and reproducible benchmarks)
+    CUVIL_BC_THRESHOLD=N        calls after which a function is compiled (default 100)
+    CUVIL_BC_LOOP_THRESHOLD=N   loop iterations after which it is compiled (default 2000)
+    CUVIL_BC_INCLUDE=p1,p2      module-name patterns (fnmatch) to accelerate even when
+                                they are in the standard library or site-packages
+    CUVIL_BC_EXCLUDE=p1,p2      module-name patterns never to touch
+    CUVIL_BC_CACHE=0            neither read nor write the rewritten-module cache
+    CUVIL_BC_REPORT=path.json   write a report of every counted function at exit
+
+pyproject.toml (the first one found walking up from the program's directory):
+
+    [tool.cuvil_bc]
+    include = ["mylib.*"]
+    exclude = ["myapp.slow_start"]
+    threshold = 100
+    loop_threshold = 2000
+    sync = false
+    cache = true
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+
+class Options:
+    """The hook's settings (immutable: `merged` returns a changed copy)."""
+
+    FIELDS = ("threshold", "loop_threshold", "include", "exclude", "sync", "cache", "report", "warnings")
+
+    def __init__(
+        self,
+        threshold: int = 100,
+        loop_threshold: int = 2000,
+        include: tuple[str, ...] = (),
+        exclude: tuple[str, ...] = (),
+        sync: bool = False,
+        cache: bool = True,
+        report: str | None = None,
+        warnings: tuple[str, ...] = (),
+    ) -> None:
+        self.threshold = threshold
+        self.loop_threshold = loop_threshold
+        self.include = include
+        self.exclude = exclude
+        self.sync = sync
+        self.cache = cache
+        self.report = report
+        self.warnings = warnings
+
+    def merged(self, **changes: Any) -> "Options":
+        """A copy with the given settings changed (None means: keep this one)."""
+        values = {name: getattr(self, name) for name in self.FIELDS}
+        values.update({k: v for k, v in changes.items() if v is not None})
+        return Options(**values)
+
+    def __repr__(self) -> str:
+        return "Options(" + ", ".join(f"{n}={getattr(self, n)!r}" for n in self.FIELDS) + ")"
+
+
+def _patterns(value: object) -> tuple[str, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, str):
+        return tuple(p.strip() for p in value.split(",") if p.strip())
+    if isinstance(value, (list, tuple)) and all(isinstance(p, str) for p in value):
+        return tuple(value)
+    raise ValueError(f"expected a list of module-name patterns, got {value!r}")
+
+
+def _flag(value: str | None) -> bool | None:
+    if value is None or value == "":
+        return None
+    return value.strip().lower() not in ("0", "false", "no", "off")
+
+
+def _int(value: object, name: str) -> int | None:
+    if value is None or value == "":
+        return None
+    n = int(value)  # type: ignore[call-overload]
+    if n < 1:
+        raise ValueError(f"{name} must be at least 1, got {n}")
+    return n
+
+
+def find_pyproject(start: str) -> str | None:
+    directory = os.path.abspath(start)
+    while True:
+        candidate = os.path.join(directory, "pyproject.toml")
+        if os.path.isfile(candidate):
+            return candidate
+        parent = os.path.dirname(directory)
+        if parent == directory:
+            return None
+        directory = parent
+
+
+def from_pyproject(path: str | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    import tomllib
+
+    with open(path, "rb") as f:
+        table = tomllib.load(f).get("tool", {}).get("cuvil_bc", {})
+    known = {"include", "exclude", "threshold", "loop_threshold", "sync", "cache"}
+    unknown = set(table) - known
+    if unknown:
+        raise ValueError(f"{path}: unknown [tool.cuvil_bc] keys: {', '.join(sorted(unknown))}")
+    return {
+        "include": _patterns(table.get("include")),
+        "exclude": _patterns(table.get("exclude")),
+        "threshold": _int(table.get("threshold"), "threshold"),
+        "loop_threshold": _int(table.get("loop_threshold"), "loop_threshold"),
+        "sync": table.get("sync"),
+        "cache": table.get("cache"),
+    }
+
+
+def load(program_dir: str | None = None, **explicit: Any) -> Options:
+    """Options for a run: defaults, then pyproject.toml, then the environment, then
+    `explicit` (arguments of `cuvil_bc.install`). A malformed setting is reported as a
+    warning and ignored: configuration never stops the program."""
+    options = Options()
+    problems: list[str] = []
+    try:
+        options = options.merged(**from_pyproject(find_pyproject(program_dir or os.getcwd())))
+    except Exception as e:  # noqa: BLE001
+        problems.append(f"ignoring [tool.cuvil_bc]: {e}")
+    env = os.environ
+    try:
+        options = options.merged(
+            sync=_flag(env.get("CUVIL_BC_SYNC")),
+            cache=_flag(env.get("CUVIL_BC_CACHE")),
+            threshold=_int(env.get("CUVIL_BC_THRESHOLD"), "CUVIL_BC_THRESHOLD"),
+            loop_threshold=_int(env.get("CUVIL_BC_LOOP_THRESHOLD"), "CUVIL_BC_LOOP_THRESHOLD"),
+            include=_patterns(env.get("CUVIL_BC_INCLUDE")),
+            exclude=_patterns(env.get("CUVIL_BC_EXCLUDE")),
+            report=env.get("CUVIL_BC_REPORT") or None,
+        )
+    except ValueError as e:
+        problems.append(f"ignoring an environment setting: {e}")
+    for name in ("include", "exclude"):
+        if explicit.get(name) is not None:
+            options = options.merged(**{name: _patterns(explicit[name])})
+    return options.merged(warnings=tuple(problems))

@@ -1,0 +1,88 @@
+"""Rewrite a module's code so that calls to its candidate functions are counted.
+
+Every function code object in the module (nested functions, methods and class bodies
+included) goes through the compiler's own `decode/`, `cfg/` and `ir/` layers. A
+function is a *candidate* when they accept it (no closure, generator, try/except, ...;
+the same checks that decide what compiles) and its IR has a loop or arithmetic.
+Candidates get the counters of `decode/counting.py`; every other code object is left
+byte-for-byte as it was. The result for each function, with the reason when it is not
+a candidate, goes into the report.
+"""
+
+from __future__ import annotations
+
+import types
+from typing import NamedTuple
+
+from ..errors import CompileError
+
+#: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
+#: ignored (it is part of the cache tag).
+FORMAT = 1
+
+_GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
+_VARARGS = 0x04 | 0x08
+_NEWLOCALS = 0x02
+
+
+class FunctionInfo(NamedTuple):
+    """One function code object of a rewritten module (kept in the cache)."""
+
+    key: str  # unique in the process: module, qualified name, first line
+    module: str
+    qualname: str
+    lineno: int
+    candidate: bool
+    reason: str  # why it is not a candidate ("" for candidates)
+
+
+def not_a_candidate(code: types.CodeType) -> str:
+    """Why `code` cannot be compiled, or "" when it is a candidate."""
+    from ..cfg import build_cfg
+    from ..decode import decode
+    from ..ir import build_ir
+    from ..ir import ops as O
+
+    if code.co_flags & _GENERATOR_FLAGS:
+        return "generator or coroutine"
+    if code.co_flags & _VARARGS or code.co_kwonlyargcount:
+        return "*args, **kwargs or keyword-only parameters"
+    try:
+        cfg = build_cfg(decode(code))
+        fn = build_ir(cfg)
+    except CompileError as e:
+        return str(e)
+    if cfg.loops or any(isinstance(op, O.BinOp) for op in fn.ops()):
+        return ""
+    return "no loop or arithmetic"
+
+
+def instrument_module(code: types.CodeType, module: str) -> tuple[types.CodeType, list[FunctionInfo]]:
+    """The module's code with counters in its candidate functions, and what was found."""
+    found: list[FunctionInfo] = []
+    keys: set[str] = set()
+    return _instrument(code, module, found, keys, is_function=False), found
+
+
+def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], keys: set[str], is_function: bool) -> types.CodeType:
+    consts = tuple(
+        _instrument(c, module, found, keys, is_function=bool(c.co_flags & _NEWLOCALS)) if isinstance(c, types.CodeType) else c
+        for c in code.co_consts
+    )
+    if consts != code.co_consts or any(a is not b for a, b in zip(consts, code.co_consts)):
+        code = code.replace(co_consts=consts)
+    if not is_function:
+        return code  # module or class body: only its nested functions change
+    reason = not_a_candidate(code)
+    key = f"{module}:{code.co_qualname}:{code.co_firstlineno}"
+    n = 1
+    while key in keys:
+        n += 1
+        key = f"{module}:{code.co_qualname}:{code.co_firstlineno}#{n}"
+    keys.add(key)
+    found.append(FunctionInfo(key, module, code.co_qualname, code.co_firstlineno, not reason, reason))
+    if reason:
+        return code
+    from ..decode.counting import add_counters
+
+    return add_counters(code, key, key + "@loop")

@@ -1,0 +1,102 @@
+"""Run the program as ``__main__``, exactly as ``python app.py`` or ``python -m mod`` would,
+with its functions counted.
+
+`run_path` rebuilds ``__main__``'s namespace as CPython's own script runner does
+(``__spec__`` None, ``__file__`` absolute, a `SourceFileLoader` named ``__main__``), puts
+the script's directory first on `sys.path`, compiles the script, counts its
+functions, and runs it. `run_module` hands over to `runpy`, as ``python -m`` does. An
+uncaught exception is printed through `sys.excepthook` with cuvil_bc's own frames cut
+from its traceback, and the process exits with status 1, as CPython's would.
+"""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import runpy
+import sys
+import types
+from typing import Any, Callable
+
+from .finder import rewritten
+
+_OWN_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
+    """Run the script at `path` with ``sys.argv = argv``; `replaced_path0` is the
+    ``sys.path[0]`` entry that stands where CPython would have put the script's
+    directory (None: leave `sys.path` alone)."""
+    main = sys.modules["__main__"]
+    g = main.__dict__
+    builtins_module = sys.modules["builtins"]
+    abspath = os.path.abspath(path)
+    g.clear()
+    g.update(
+        __name__="__main__",
+        __doc__=None,
+        __package__=None,
+        __loader__=importlib.machinery.SourceFileLoader("__main__", abspath),
+        __spec__=None,
+        __annotations__={},
+        __builtins__=builtins_module,
+        __file__=abspath,
+        __cached__=None,
+    )
+    sys.argv[:] = argv
+    if replaced_path0 is not None and sys.path and sys.path[0] == replaced_path0:
+        if sys.flags.safe_path:
+            del sys.path[0]
+        else:
+            sys.path[0] = os.path.dirname(os.path.realpath(abspath))
+    with open(abspath, "rb") as f:
+        source = f.read()
+    code = compile(source, abspath, "exec", dont_inherit=True)
+    try:
+        code = rewritten(abspath, "__main__", code)
+    except Exception as e:  # noqa: BLE001 (run the program unaccelerated rather than not at all)
+        from .hot import RUNTIME
+
+        RUNTIME.warn(f"{path} runs without acceleration: {type(e).__name__}: {e}")
+    _run_as_program(lambda: exec(code, g))
+
+
+def run_module(name: str, argv: list[str]) -> None:
+    """``python -m name`` with ``sys.argv[1:] = argv[1:]``."""
+    sys.argv[:] = argv
+    _run_as_program(lambda: runpy._run_module_as_main(name))  # type: ignore[attr-defined]
+
+
+def _run_as_program(body: Callable[[], Any]) -> None:
+    try:
+        body()
+    except SystemExit:
+        raise
+    except KeyboardInterrupt:
+        raise  # CPython's exit status for it comes from re-raising (a SIGINT exit)
+    except BaseException as e:  # noqa: BLE001
+        sys.excepthook(type(e), e, _program_traceback(e.__traceback__))
+        raise SystemExit(1) from None
+
+
+def _program_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """`tb` from the frame after cuvil_bc's last leading one: what CPython would have
+    printed had it run the program itself (``-m`` keeps its two runpy frames)."""
+    start = tb
+    t = tb
+    while t is not None:
+        filename = t.tb_frame.f_code.co_filename
+        if _is_own(filename):
+            start = t.tb_next
+        elif not _is_runpy(filename):
+            break
+        t = t.tb_next
+    return start
+
+
+def _is_own(filename: str) -> bool:
+    return filename == "<cuvil_bc>" or os.path.abspath(filename).startswith(_OWN_DIR + os.sep)
+
+
+def _is_runpy(filename: str) -> bool:
+    return filename == "<frozen runpy>" or os.path.basename(filename) == "runpy.py"

@@ -1,0 +1,56 @@
+"""Which modules the hook rewrites.
+
+By default: every module whose file is outside the standard library and outside
+site-packages (the program's own code), never cuvil_bc itself. `exclude` patterns win
+over everything; `include` patterns add modules the default leaves out. Patterns are
+`fnmatch` patterns on dotted module names: ``"mylib"``, ``"mylib.*"``.
+"""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+import sysconfig
+from functools import lru_cache
+
+from .options import Options
+
+
+def _matches(patterns: tuple[str, ...], name: str) -> bool:
+    if not patterns:
+        return False
+    from fnmatch import fnmatchcase
+
+    return any(fnmatchcase(name, p) for p in patterns)
+
+
+@lru_cache(maxsize=1)
+def _library_dirs() -> tuple[str, ...]:
+    dirs = set()
+    paths = sysconfig.get_paths()
+    for key in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(key):
+            dirs.add(paths[key])
+    for getter in (getattr(site, "getsitepackages", None), getattr(site, "getusersitepackages", None)):
+        try:
+            found = getter() if getter else []
+        except Exception:  # noqa: BLE001 (site functions can fail in embedded interpreters)
+            found = []
+        dirs.update([found] if isinstance(found, str) else found)
+    dirs.update(p for p in sys.path if os.path.basename(p) in ("site-packages", "dist-packages"))
+    dirs.add(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # cuvil_bc itself
+    return tuple(sorted({os.path.join(os.path.realpath(d), "") for d in dirs if d}))
+
+
+def in_scope(name: str, filename: str | None, options: Options) -> bool:
+    if name == "cuvil_bc" or name.startswith("cuvil_bc."):
+        return False
+    if _matches(options.exclude, name):
+        return False
+    if _matches(options.include, name):
+        return True
+    if not filename:
+        return False
+    real = os.path.realpath(filename)
+    return not any(real.startswith(d) for d in _library_dirs())
