@@ -17,6 +17,7 @@ import sys
 from typing import Iterable
 
 from . import options as _options
+from . import scope
 from .finder import HookFinder
 from .hot import RUNTIME
 
@@ -38,6 +39,7 @@ def install(include: Iterable[str] | str | None = None, exclude: Iterable[str] |
     RUNTIME.options = opts
     for problem in opts.warnings:
         RUNTIME.warn(problem)
+    scope.library_dirs()  # now: computing it inside an import could import sysconfig's data
     if not installed():
         sys.meta_path.insert(0, HookFinder())
     if opts.report:

@@ -75,7 +75,9 @@ def _run_as_program(body: Callable[[], Any]) -> None:
     except KeyboardInterrupt:
         raise  # CPython's exit status for it comes from re-raising (a SIGINT exit)
     except BaseException as e:  # noqa: BLE001
-        sys.excepthook(type(e), e, _program_traceback(e.__traceback__))
+        tb = _program_traceback(e.__traceback__)
+        e.__traceback__ = tb  # what CPython's own display prints (3.12+ reads it from e)
+        sys.excepthook(type(e), e, tb)
         raise SystemExit(1) from None
 
 

@@ -26,7 +26,7 @@ def _matches(patterns: tuple[str, ...], name: str) -> bool:
 
 
 @lru_cache(maxsize=1)
-def _library_dirs() -> tuple[str, ...]:
+def library_dirs() -> tuple[str, ...]:
     dirs = set()
     paths = sysconfig.get_paths()
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
@@ -53,4 +53,4 @@ def in_scope(name: str, filename: str | None, options: Options) -> bool:
     if not filename:
         return False
     real = os.path.realpath(filename)
-    return not any(real.startswith(d) for d in _library_dirs())
+    return not any(real.startswith(d) for d in library_dirs())
