@@ -25,7 +25,7 @@ def main() -> None:
         sys.stderr.write("usage:\n" + USAGE)
         raise SystemExit(2)
     from . import install
-    from .runner import run_module, run_path
+    from .runner import cannot_open, run_module, run_path
 
     path0 = None if sys.flags.safe_path else (sys.path[0] if sys.path else None)
     if args[0] == "-m":
@@ -36,8 +36,7 @@ def main() -> None:
         return
     script = args[0]
     if not os.path.isfile(script):
-        sys.stderr.write(f"{sys.executable}: can't open file {os.path.abspath(script)!r}: [Errno 2] No such file or directory\n")
-        raise SystemExit(2)
+        cannot_open(script)
     install(program_dir=os.path.dirname(os.path.abspath(script)))
     if report:
         _print_report_at_exit()

@@ -61,6 +61,13 @@ def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
     _run_as_program(lambda: exec(code, g))
 
 
+def cannot_open(path: str) -> None:
+    """Exit as CPython does when the script does not exist."""
+    program = sys.orig_argv[0] if sys.orig_argv else sys.executable
+    sys.stderr.write(f"{program}: can't open file {os.path.abspath(path)!r}: [Errno 2] No such file or directory\n")
+    raise SystemExit(2)
+
+
 def run_module(name: str, argv: list[str]) -> None:
     """``python -m name`` with ``sys.argv[1:] = argv[1:]``."""
     sys.argv[:] = argv

@@ -61,9 +61,11 @@ _pending: _MainFinder | None = None
 
 def bootstrap() -> None:
     """Run by CPython as ``__main__``: run the real script."""
-    from .runner import run_path
+    from .runner import cannot_open, run_path
 
     assert _pending is not None
+    if not os.path.isfile(_pending.script):
+        cannot_open(_pending.script)
     run_path(_pending.script, _pending.argv, replaced_path0=_pending.entry)
 
 
@@ -88,9 +90,6 @@ def activate() -> None:
         if option == "cuvil_bc":
             _install_quietly()  # -c, -m or stdin: modules are still counted
         return
-    if not os.path.isfile(argv[0]):
-        _install_quietly()
-        return  # let CPython report the missing or unusable script itself
     _install_quietly(program_dir=os.path.dirname(os.path.abspath(argv[0])))
     _pending = _MainFinder(entry, argv[0], argv)
     sys.path_hooks.insert(0, _path_hook)

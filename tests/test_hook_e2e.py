@@ -1,0 +1,163 @@
+"""The import hook end to end: every activation form, in a subprocess, against plain CPython.
+
+Each program in tests/hook_programs/ runs once under plain ``python`` and once under each
+form of activation; stdout, stderr and the exit status must be identical, and the
+report (CUVIL_BC_REPORT) must show that the hot functions really ran natively.
+CUVIL_BC_SYNC=1 makes compilation deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+PROGRAMS = Path(__file__).parent / "hook_programs"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+SCRIPT_FORMS = {
+    "X importhook cuvil_bc": ["-X", "importhook", "cuvil_bc"],
+    "X importhook=cuvil_bc": ["-X", "importhook=cuvil_bc"],
+    "m cuvil_bc": ["-m", "cuvil_bc"],
+}
+
+
+def run(args: list[str], *, cwd: Path = PROGRAMS, stdin: str = "", env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    full_env = dict(os.environ)
+    full_env.pop("CUVIL_BC_REPORT", None)
+    full_env["CUVIL_BC_SYNC"] = "1"
+    full_env.update(env or {})
+    return subprocess.run(
+        [sys.executable, *args], cwd=cwd, input=stdin, capture_output=True, text=True, env=full_env, timeout=timeout
+    )
+
+
+def report(path: Path) -> dict[str, dict[str, object]]:
+    return {r["qualname"]: r for r in json.loads(path.read_text())["functions"]}
+
+
+def same(plain: subprocess.CompletedProcess[str], hooked: subprocess.CompletedProcess[str]) -> None:
+    assert hooked.stdout == plain.stdout
+    assert hooked.stderr == plain.stderr
+    assert hooked.returncode == plain.returncode
+
+
+def test_startup_hook_is_installed() -> None:
+    # The README's install puts cuvil_bc-hook.pth in site-packages; without it the
+    # first activation form cannot work (CPython would try to open a file 'cuvil_bc').
+    import site
+    import sysconfig
+
+    dirs = {sysconfig.get_paths()["purelib"], *site.getsitepackages()}
+    assert any((Path(d) / "cuvil_bc-hook.pth").is_file() for d in dirs), dirs
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+@pytest.mark.parametrize("exit_code", [0, 3])
+def test_script_behaves_as_under_plain_python(form: str, exit_code: int, tmp_path: Path) -> None:
+    args = ["behaviour.py", str(exit_code)]
+    plain = run(args, stdin="some input\n")
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + args, stdin="some input\n", env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    assert plain.returncode == exit_code
+    assert "atexit ran" in plain.stdout and "thread done" in plain.stdout and "to stderr" in plain.stderr
+    assert report(out)["hot"]["status"] == "native"
+    assert report(out)["hot"]["calls_native"] > 0
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_uncaught_exception_traceback_and_status(form: str, tmp_path: Path) -> None:
+    plain = run(["failing.py"])
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + ["failing.py"], env={"CUVIL_BC_REPORT": str(out)})
+    assert plain.returncode == 1 and "ZeroDivisionError" in plain.stderr
+    assert hooked.stdout == plain.stdout
+    assert hooked.returncode == 1
+    # The traceback is CPython's, except that the last call of the compiled function
+    # goes through cuvil_bc's dispatcher (its frames sit between the program's).
+    plain_frames = [line for line in plain.stderr.splitlines() if line.startswith("  File")]
+    hooked_frames = [line for line in hooked.stderr.splitlines() if line.startswith("  File")]
+    assert hooked_frames[:2] == plain_frames[:2]
+    assert hooked_frames[-1] == plain_frames[-1]
+    assert hooked.stderr.splitlines()[-1] == plain.stderr.splitlines()[-1]
+    assert report(out)["divide"]["status"] == "native"
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_multiprocessing_spawn(form: str) -> None:
+    plain = run(["spawn.py"])
+    hooked = run(SCRIPT_FORMS[form] + ["spawn.py"])
+    assert plain.stdout.strip() == "[0, 1, 4, 9, 16, 25]"
+    same(plain, hooked)
+
+
+@pytest.mark.parametrize("hook", [["-m", "cuvil_bc"], ["-X", "importhook=cuvil_bc"]])
+def test_package_with_relative_imports_run_with_m(hook: list[str], tmp_path: Path) -> None:
+    plain = run(["-m", "pkg", "a", "b"])
+    out = tmp_path / "report.json"
+    hooked = run(hook + ["-m", "pkg", "a", "b"], env={"CUVIL_BC_REPORT": str(out)})
+    assert plain.stdout.startswith("pkg __main__ pkg pkg.__main__ ['a', 'b']")
+    same(plain, hooked)
+    assert report(out)["weight"]["status"] == "native"
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path: Path) -> None:
+    plain = run(["mixed.py"])
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + ["mixed.py"], env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    rows = report(out)
+    assert rows["numeric"]["status"] == "native"
+    assert rows["uses_dict"]["status"] == "unsupported" and "dict" in str(rows["uses_dict"]["reason"])
+    assert rows["grows"]["calls_interpreted"] > 0  # past int64 CPython finishes those calls
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_example_app_output_identical(form: str, tmp_path: Path) -> None:
+    plain = run(["numeric_app.py", "2"], cwd=EXAMPLES)
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + ["numeric_app.py", "2"], cwd=EXAMPLES, env={"CUVIL_BC_REPORT": str(out)})
+    assert plain.returncode == 0, plain.stderr
+    same(plain, hooked)
+    rows = report(out)
+    for name in ("escape_time", "row_total", "prime_count", "damped_integral"):
+        assert rows[name]["status"] == "native", rows[name]
+
+
+def test_example_package_with_m(tmp_path: Path) -> None:
+    plain = run(["-m", "hook_app", "2"], cwd=EXAMPLES)
+    hooked = run(["-m", "cuvil_bc", "-m", "hook_app", "2"], cwd=EXAMPLES)
+    same(plain, hooked)
+
+
+def test_report_command_prints_a_table() -> None:
+    done = run(["-m", "cuvil_bc", "report", "mixed.py"])
+    assert done.returncode == 0
+    assert done.stdout == run(["mixed.py"]).stdout
+    table = done.stderr.split("cuvil_bc report (hottest first)\n", 1)[1]
+    lines = table.splitlines()
+    assert lines[0].split()[:2] == ["status", "calls"]
+    body = "\n".join(lines[2:])
+    assert "native" in body and "__main__.numeric" in body
+    assert "unsupported" in body and "__main__.uses_dict" in body
+
+
+def test_missing_script_is_reported_like_cpython() -> None:
+    plain = run(["no_such_file.py"])
+    for form in SCRIPT_FORMS.values():
+        hooked = run(form + ["no_such_file.py"])
+        assert hooked.returncode == plain.returncode == 2
+        assert hooked.stderr == plain.stderr
+
+
+def test_option_for_another_hook_is_left_alone() -> None:
+    # -X importhook with some other value is not ours: the program runs untouched.
+    done = run(["-X", "importhook=somebody_else", "mixed.py"], env={"CUVIL_BC_REPORT": "ignored.json"})
+    assert done.stdout == run(["mixed.py"]).stdout and done.stderr == ""
+    assert not (PROGRAMS / "ignored.json").exists()
