@@ -6,7 +6,10 @@
 as `importlib.util.cache_from_source` places them). Its contents:
 
     b"CUVILBC\\0"  importlib's MAGIC_NUMBER  source mtime (8 bytes)  source size (8 bytes)
-    marshal((module code, function infos))
+    marshal((module code, candidate function infos))
+
+and ``....report.pyc`` beside it, with the same header, holds the infos of the other
+functions, which only a report reads.
 
 A file whose header does not match the source, or that does not unmarshal, is ignored
 and rebuilt. Writes go to a temporary file that is then renamed, so two processes
@@ -47,9 +50,7 @@ def _stamp(source: str) -> tuple[int, int] | None:
     return int(st.st_mtime_ns), st.st_size
 
 
-def load(source: str) -> tuple[types.CodeType, list[FunctionInfo]] | None:
-    path = cache_path(source)
-    stamp = _stamp(source)
+def _read(path: str | None, stamp: tuple[int, int] | None) -> object:
     if path is None or stamp is None:
         return None
     try:
@@ -63,12 +64,29 @@ def load(source: str) -> tuple[types.CodeType, list[FunctionInfo]] | None:
     if magic != MAGIC or pyc_magic != importlib.util.MAGIC_NUMBER or (mtime, size) != stamp:
         return None
     try:
-        code, infos = marshal.loads(data[_HEADER.size :])
-        if not isinstance(code, types.CodeType):
-            return None
-        return code, [FunctionInfo(*t) for t in infos]
+        return marshal.loads(data[_HEADER.size :])
     except Exception:  # noqa: BLE001 (truncated or foreign: rebuild)
         return None
+
+
+def load(source: str) -> tuple[types.CodeType, list[tuple[object, ...]]] | None:
+    """The cached rewrite of `source`: its code, and its candidates' `FunctionInfo`
+    fields as plain tuples (named tuples would cost more than the rest of a load)."""
+    payload = _read(cache_path(source), _stamp(source))
+    if not (isinstance(payload, tuple) and len(payload) == 2):
+        return None
+    code, infos = payload
+    if not isinstance(code, types.CodeType) or not isinstance(infos, list):
+        return None
+    return code, infos
+
+
+def load_rejected(source: str) -> list[tuple[object, ...]] | None:
+    """The functions of `source` that are not candidates, for the report only (they
+    live in a file of their own, so that an import does not pay for reading them)."""
+    path = cache_path(source)
+    payload = _read(path and path[:-4] + ".report.pyc", _stamp(source))
+    return payload if isinstance(payload, list) else None
 
 
 def store(source: str, code: types.CodeType, infos: list[FunctionInfo]) -> None:
@@ -78,9 +96,13 @@ def store(source: str, code: types.CodeType, infos: list[FunctionInfo]) -> None:
     stamp = _stamp(source)
     if path is None or stamp is None:
         return
-    payload = _HEADER.pack(MAGIC, importlib.util.MAGIC_NUMBER, *stamp) + marshal.dumps(
-        (code, [tuple(i) for i in infos])
-    )
+    header = _HEADER.pack(MAGIC, importlib.util.MAGIC_NUMBER, *stamp)
+    # The report's file first: a reader that finds the main file finds it too.
+    _write(path[:-4] + ".report.pyc", header + marshal.dumps([tuple(i) for i in infos if not i.candidate]))
+    _write(path, header + marshal.dumps((code, [tuple(i) for i in infos if i.candidate])))
+
+
+def _write(path: str, payload: bytes) -> None:
     tmp = f"{path}.{os.getpid()}.{id(payload)}.tmp"
     try:
         os.makedirs(os.path.dirname(path), exist_ok=True)

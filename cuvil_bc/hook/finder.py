@@ -23,26 +23,35 @@ from .rewrite import instrument_module
 
 class HookLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType:
+        try:
+            source = self.get_filename(fullname)
+            hit = cache.load(source) if RUNTIME.options.cache else None
+            if hit is not None:  # the rewrite is cached: the normal .pyc is not needed
+                RUNTIME.register(hit[1], source)
+                return hit[0]
+        except Exception as e:  # noqa: BLE001 (never break an import)
+            RUNTIME.warn(f"{fullname}: ignoring its cached rewrite: {type(e).__name__}: {e}")
         code = super().get_code(fullname)
         try:
-            return rewritten(self.get_filename(fullname), fullname, code)
+            return rewritten(source, fullname, code, cached=False)
         except Exception as e:  # noqa: BLE001 (never break an import)
             RUNTIME.warn(f"{fullname} runs without acceleration: {type(e).__name__}: {e}")
             return code
 
 
-def rewritten(source: str, module: str, code: types.CodeType) -> types.CodeType:
+def rewritten(source: str, module: str, code: types.CodeType, *, cached: bool | None = None) -> types.CodeType:
     """`code` (compiled from `source`) with its candidates counted, from the cache when
-    it holds this source's rewrite."""
+    it holds this source's rewrite (`cached=False`: it was just found not to)."""
     options = RUNTIME.options
-    hit = cache.load(source) if options.cache else None
+    hit = cache.load(source) if options.cache and cached is None else None
     if hit is not None:
         new, infos = hit
-    else:
-        new, infos = instrument_module(code, module)
-        if options.cache:
-            cache.store(source, new, infos)
-    RUNTIME.register(infos)
+        RUNTIME.register(infos, source)
+        return new
+    new, fresh = instrument_module(code, module)
+    if options.cache:
+        cache.store(source, new, fresh)
+    RUNTIME.register([i for i in fresh if i.candidate], source, [i for i in fresh if not i.candidate])
     return new
 
 

@@ -28,7 +28,7 @@ import queue
 import sys
 import types
 import warnings
-from typing import Any
+from typing import Any, Sequence
 
 from .. import originals
 from ..counters import TABLE, TICK
@@ -81,7 +81,10 @@ class Runtime:
 
     def __init__(self) -> None:
         self.options = Options()
-        self.records: dict[str, Record] = {}
+        self.records: dict[str, Record] = {}  # candidates
+        #: Per module: its source and the functions that are not candidates (None: in
+        #: the cache's report file). Only the report looks at them.
+        self.rejected: list[tuple[str, list[tuple[Any, ...]] | None]] = []
         self.jobs: "queue.SimpleQueue[tuple[Record, types.CodeType, tuple[Any, ...] | None]]" = queue.SimpleQueue()
         self.worker_started = False
         self.lock = _thread.allocate_lock()
@@ -98,22 +101,22 @@ class Runtime:
 
     # -- counters ---------------------------------------------------------------------
 
-    def register(self, infos: list[FunctionInfo]) -> None:
-        """Set up the counters of a module's functions (before its code runs)."""
+    def register(self, candidates: Sequence[tuple[Any, ...]], source: str, rejected: list[Any] | None = None) -> None:
+        """Set up the counters of a module's candidate functions (before its code runs):
+        `FunctionInfo`s, or from the cache the same fields as plain tuples. `rejected`:
+        the module's other functions, for the report (None: in the cache's report file)."""
         with self.lock:
-            for info in infos:
-                record = self.records.get(info.key)
-                if record is not None and info.key in self.table:
+            self.rejected.append((source, rejected))
+            for fields in candidates:
+                key = fields[0]
+                if key in self.records and key in self.table:
                     continue  # the module is imported again (importlib.reload): keep counting
-                record = Record(info)
-                self.records[info.key] = record
-                if not info.candidate:
-                    record.status, record.reason = "unsupported", info.reason
-                    continue
+                record = Record(FunctionInfo(*fields))
+                self.records[key] = record
                 record.calls = itertools.count()
                 trigger = _Trigger(self, record)
-                self.table[info.key] = itertools.chain(itertools.islice(record.calls, self.options.threshold), trigger)
-                self.table[info.key + "@loop"] = itertools.chain(itertools.repeat(None, self.options.loop_threshold), trigger)
+                self.table[key] = itertools.chain(itertools.islice(record.calls, self.options.threshold), trigger)
+                self.table[key + "@loop"] = itertools.chain(itertools.repeat(None, self.options.loop_threshold), trigger)
 
     def on_hot(self, record: Record, frame: types.FrameType) -> None:
         key = record.info.key
@@ -190,7 +193,21 @@ class Runtime:
         record.status, record.reason = "native", ""
 
     def rows(self) -> list[dict[str, Any]]:
-        return [r.row() for r in list(self.records.values())]
+        rows = [r.row() for r in list(self.records.values())]
+        from .cache import load_rejected
+
+        seen: set[str] = set()
+        groups = [group if group is not None else (load_rejected(source) or []) for source, group in list(self.rejected)]
+        for fields in (f for group in groups for f in group):
+            info = FunctionInfo(*fields)
+            if info.key in seen:
+                continue
+            seen.add(info.key)
+            rows.append(
+                {"module": info.module, "qualname": info.qualname, "status": "unsupported", "reason": info.reason,
+                 "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0}
+            )
+        return rows
 
 
 class _Trigger:

@@ -20,6 +20,9 @@ from ..errors import CompileError
 #: ignored (it is part of the cache tag).
 FORMAT = 1
 
+#: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
+NOT_NUMERIC = "no loop or arithmetic"
+
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 _VARARGS = 0x04 | 0x08
 _NEWLOCALS = 0x02
@@ -54,7 +57,7 @@ def not_a_candidate(code: types.CodeType) -> str:
         return str(e)
     if cfg.loops or any(isinstance(op, O.BinOp) for op in fn.ops()):
         return ""
-    return "no loop or arithmetic"
+    return NOT_NUMERIC
 
 
 def instrument_module(code: types.CodeType, module: str) -> tuple[types.CodeType, list[FunctionInfo]]:
@@ -80,7 +83,8 @@ def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], ke
         n += 1
         key = f"{module}:{code.co_qualname}:{code.co_firstlineno}#{n}"
     keys.add(key)
-    found.append(FunctionInfo(key, module, code.co_qualname, code.co_firstlineno, not reason, reason))
+    if reason != NOT_NUMERIC:  # functions that are not numeric at all are not reported
+        found.append(FunctionInfo(key, module, code.co_qualname, code.co_firstlineno, not reason, reason))
     if reason:
         return code
     from ..decode.counting import add_counters

@@ -52,5 +52,10 @@ def in_scope(name: str, filename: str | None, options: Options) -> bool:
         return True
     if not filename:
         return False
-    real = os.path.realpath(filename)
+    return _directory_in_scope(os.path.dirname(filename))
+
+
+@lru_cache(maxsize=1024)
+def _directory_in_scope(directory: str) -> bool:
+    real = os.path.join(os.path.realpath(directory), "")
     return not any(real.startswith(d) for d in library_dirs())
