@@ -24,6 +24,7 @@ import _thread
 import builtins
 import gc
 import itertools
+import operator
 import queue
 import sys
 import types
@@ -46,14 +47,20 @@ class Record:
 
     def __init__(self, info: FunctionInfo) -> None:
         self.info = info
-        self.calls: Any = None  # itertools.count of the calls that went through the counter
+        # Calls through the counter: while cold, those taken from `cold` (an
+        # itertools.repeat of `threshold` Nones: no int is made per call); after the
+        # trigger, the count of `calls`.
+        self.cold: Any = None
+        self.threshold = 0
+        self.calls: Any = None
         self.status = "interpreted"  # interpreted | native | unsupported
         self.reason = ""
         self.calls_before_native = 0
         self.dispatchers: list[Any] = []
 
     def calls_counted(self) -> int:
-        return int(repr(self.calls)[6:-1]) if self.calls is not None else 0
+        cold = self.threshold - operator.length_hint(self.cold) if self.cold is not None else 0
+        return cold + (int(repr(self.calls)[6:-1]) if self.calls is not None else 0)
 
     def row(self) -> dict[str, Any]:
         native = sum(int(d.stats["native_calls"]) for d in self.dispatchers)
@@ -113,13 +120,17 @@ class Runtime:
                     continue  # the module is imported again (importlib.reload): keep counting
                 record = Record(FunctionInfo(*fields))
                 self.records[key] = record
-                record.calls = itertools.count()
-                trigger = _Trigger(self, record)
-                self.table[key] = itertools.chain(itertools.islice(record.calls, self.options.threshold), trigger)
-                self.table[key + "@loop"] = itertools.chain(itertools.repeat(None, self.options.loop_threshold), trigger)
+                record.threshold = self.options.threshold
+                record.cold = itertools.repeat(None, record.threshold)
+                self.table[key] = itertools.chain(record.cold, _Trigger(self, record, by_call=True))
+                loop = itertools.repeat(None, self.options.loop_threshold)
+                self.table[key + "@loop"] = itertools.chain(loop, _Trigger(self, record, by_call=False))
 
-    def on_hot(self, record: Record, frame: types.FrameType) -> None:
+    def on_hot(self, record: Record, frame: types.FrameType, by_call: bool) -> None:
         key = record.info.key
+        if record.calls is not None:
+            return  # the other counter got there first
+        record.calls = itertools.count(1 if by_call else 0)  # (this call,) and later ones
         self.table[key] = record.calls
         self.table[key + "@loop"] = itertools.repeat(None)
         code = frame.f_code
@@ -213,9 +224,10 @@ class Runtime:
 class _Trigger:
     """The end of a cold counter: the first tick past the threshold starts compiling."""
 
-    def __init__(self, runtime: Runtime, record: Record) -> None:
+    def __init__(self, runtime: Runtime, record: Record, by_call: bool) -> None:
         self.runtime = runtime
         self.record = record
+        self.by_call = by_call  # the end of the call counter (else: of the loop counter)
         self.fired = False
 
     def __iter__(self) -> "_Trigger":
@@ -225,7 +237,7 @@ class _Trigger:
         if not self.fired:
             self.fired = True
             try:
-                self.runtime.on_hot(self.record, sys._getframe(1))
+                self.runtime.on_hot(self.record, sys._getframe(1), self.by_call)
             except BaseException as e:  # noqa: BLE001 (never disturb the program)
                 self.runtime.fail(self.record, f"internal error: {type(e).__name__}: {e}")
         return None
