@@ -113,7 +113,14 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     hooked = run(SCRIPT_FORMS[form] + ["mixed.py"], env={"CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)
     rows = report(out)
-    assert rows["numeric"]["status"] == "native"
+    assert set(rows["numeric"]) == {"module", "qualname", "status", "reason", "calls_native", "calls_interpreted", "compile_ms"}
+    assert rows["numeric"]["status"] == "native" and rows["numeric"]["module"] == "__main__"
+    # Every one of the 400 calls is counted once: interpreted before it turned native, native after.
+    assert rows["numeric"]["calls_native"] + rows["numeric"]["calls_interpreted"] == 400
+    # numeric(k) loops k times: the loop counter reaches its threshold (2000) during the
+    # 64th call (0 + 1 + ... + 63 = 2016), before the call counter reaches 100.
+    assert rows["numeric"]["calls_interpreted"] == 64
+    assert float(rows["numeric"]["compile_ms"]) > 0
     assert rows["uses_dict"]["status"] == "unsupported" and "dict" in str(rows["uses_dict"]["reason"])
     assert rows["grows"]["calls_interpreted"] > 0  # past int64 CPython finishes those calls
 
