@@ -203,6 +203,21 @@ def counting_cost() -> tuple[float, float, float | None]:
     return per_call, per_iter, monitoring
 
 
+def pth_line_cost() -> float:
+    """ns that site spends on cuvil_bc-hook.pth when no -X importhook is given (the
+    line it executes; opening the file is site's own per-.pth cost)."""
+    line = (ROOT / "cuvil_bc-hook.pth").read_text().strip()
+    saved = dict(sys._xoptions)
+    sys._xoptions.pop("importhook", None)
+    try:
+        code = compile(line, "cuvil_bc-hook.pth", "exec")
+        number = 200_000
+        return min(timeit.repeat(lambda: exec(code), number=number, repeat=5)) / number * 1e9
+    finally:
+        sys._xoptions.clear()
+        sys._xoptions.update(saved)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="a smaller run of the example program")
@@ -227,6 +242,7 @@ def main() -> None:
     print(f"  {'PASS' if ok else 'FAIL'}  counting before hot: {per_call:5.1f} ns a call, {per_iter:5.1f} ns a loop iteration  (target <= {TARGET_COUNT_NS:.0f} ns a call)")
     if monitoring is not None:
         print(f"        for comparison, a sys.monitoring PY_START callback: {monitoring:5.1f} ns a call")
+    print(f"        startup without -X importhook: the .pth line costs {pth_line_cost():.0f} ns")
     print("TARGETS " + ("all met" if not failed else "NOT all met") + " (a missed target is reported, not an error)")
 
 

@@ -204,3 +204,18 @@ def test_uninstall_stops_rewriting(hooked) -> None:  # type: ignore[no-untyped-d
     cuvil_bc.uninstall()
     _import_fresh("cachetest_d")
     assert calls == []
+
+
+def test_a_failing_rewrite_warns_once_and_the_module_runs(hooked, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+    directory, _ = hooked
+
+    def broken(code, module):  # type: ignore[no-untyped-def]
+        raise RuntimeError("simulated rewrite failure")
+
+    monkeypatch.setattr(finder, "instrument_module", broken)
+    (directory / "cachetest_e.py").write_text(MODULE)
+    RUNTIME.warned.clear()
+    with pytest.warns(RuntimeWarning, match="cachetest_e runs without acceleration: RuntimeError: simulated"):
+        module = _import_fresh("cachetest_e")
+    assert module.kernel(30) == sum(i % 7 for i in range(30))
+    assert module.kernel.__code__.co_consts == compile(MODULE, "x", "exec").co_consts[0].co_consts  # untouched

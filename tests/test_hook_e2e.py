@@ -168,3 +168,38 @@ def test_option_for_another_hook_is_left_alone() -> None:
     done = run(["-X", "importhook=somebody_else", "mixed.py"], env={"CUVIL_BC_REPORT": "ignored.json"})
     assert done.stdout == run(["mixed.py"]).stdout and done.stderr == ""
     assert not (PROGRAMS / "ignored.json").exists()
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_identity_references_decorators_and_inspect(form: str, tmp_path: Path) -> None:
+    plain = run(["identity.py"])
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + ["identity.py"], env={"CUVIL_BC_REPORT": str(out)})
+    assert plain.returncode == 0, plain.stderr
+    same(plain, hooked)
+    rows = report(out)
+    assert rows["poly"]["status"] == "native" and rows["poly"]["calls_native"] > 0
+    assert rows["decorated"]["status"] == "native" and rows["decorated"]["calls_native"] > 0
+
+
+def test_pyproject_settings_apply(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[tool.cuvil_bc]\nthreshold = 5\nloop_threshold = 100000\nexclude = ["helper"]\n')
+    (tmp_path / "helper.py").write_text("def twice(n):\n    return n * 2\n")
+    (tmp_path / "app.py").write_text(
+        "import helper\n\ndef f(n):\n    return n + 1\n\nprint(sum(f(k) for k in range(50)), sum(helper.twice(k) for k in range(50)))\n"
+    )
+    out = tmp_path / "report.json"
+    done = run(["-X", "importhook", "cuvil_bc", "app.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out)})
+    assert done.returncode == 0 and done.stderr == "", done.stderr
+    assert done.stdout == run(["app.py"], cwd=tmp_path).stdout
+    rows = report(out)
+    assert rows["f"]["calls_interpreted"] == 6  # threshold 5, and the call that reached it
+    assert "twice" not in rows  # excluded module: not rewritten at all
+
+
+def test_bad_settings_warn_and_the_program_runs(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text("[tool.cuvil_bc]\nthreshold = 'many'\n")
+    (tmp_path / "app.py").write_text("print('ran')\n")
+    done = run(["-X", "importhook", "cuvil_bc", "app.py"], cwd=tmp_path, env={"CUVIL_BC_LOOP_THRESHOLD": "-3"})
+    assert done.returncode == 0 and done.stdout == "ran\n"
+    assert "ignoring [tool.cuvil_bc]" in done.stderr and "ignoring an environment setting" in done.stderr
