@@ -22,9 +22,9 @@ from .rewrite import instrument_module
 
 
 class HookLoader(importlib.machinery.SourceFileLoader):
-    def get_code(self, fullname: str) -> types.CodeType:
+    def get_code(self, fullname: str) -> types.CodeType | None:
+        source = self.get_filename(fullname)
         try:
-            source = self.get_filename(fullname)
             hit = cache.load(source) if RUNTIME.options.cache else None
             if hit is not None:  # the rewrite is cached: the normal .pyc is not needed
                 RUNTIME.register(hit[1], source)
@@ -32,6 +32,8 @@ class HookLoader(importlib.machinery.SourceFileLoader):
         except Exception as e:  # noqa: BLE001 (never break an import)
             RUNTIME.warn(f"{fullname}: ignoring its cached rewrite: {type(e).__name__}: {e}")
         code = super().get_code(fullname)
+        if code is None:
+            return None
         try:
             return rewritten(source, fullname, code, cached=False)
         except Exception as e:  # noqa: BLE001 (never break an import)

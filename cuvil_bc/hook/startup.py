@@ -33,7 +33,7 @@ class _MainFinder:
 
         if fullname != "__main__":
             return None
-        return importlib.util.spec_from_loader("__main__", _MainLoader(self), origin=self.script)
+        return importlib.util.spec_from_loader("__main__", _MainLoader(self), origin=self.script)  # type: ignore[arg-type]
 
     def invalidate_caches(self) -> None:
         pass
