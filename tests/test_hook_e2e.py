@@ -203,3 +203,15 @@ def test_bad_settings_warn_and_the_program_runs(tmp_path: Path) -> None:
     done = run(["-X", "importhook", "cuvil_bc", "app.py"], cwd=tmp_path, env={"CUVIL_BC_LOOP_THRESHOLD": "-3"})
     assert done.returncode == 0 and done.stdout == "ran\n"
     assert "ignoring [tool.cuvil_bc]" in done.stderr and "ignoring an environment setting" in done.stderr
+
+
+def test_readme_command_from_a_checkout(tmp_path: Path) -> None:
+    # The README runs the example from the repository root, where ./cuvil_bc is the
+    # package's own directory: the stand-in script path CPython asks about is then a
+    # real directory, which must stay importable as the package.
+    root = EXAMPLES.parent
+    plain = run(["examples/numeric_app.py", "2"], cwd=root)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "examples/numeric_app.py", "2"], cwd=root, env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    assert report(out)["escape_time"]["status"] == "native"

@@ -64,6 +64,13 @@ def bootstrap() -> None:
     from .runner import cannot_open, run_path
 
     assert _pending is not None
+    # CPython has found __main__: forget the stand-in path entry. It can be a real
+    # directory (run from a checkout of cuvil_bc, ./cuvil_bc is the package), whose
+    # imports must not keep going to our finder.
+    if _path_hook in sys.path_hooks:
+        sys.path_hooks.remove(_path_hook)
+    if sys.path_importer_cache.get(_pending.entry) is _pending:
+        del sys.path_importer_cache[_pending.entry]
     if not os.path.isfile(_pending.script):
         cannot_open(_pending.script)
     run_path(_pending.script, _pending.argv, replaced_path0=_pending.entry)
