@@ -25,6 +25,7 @@ import builtins
 import gc
 import itertools
 import operator
+import os
 import queue
 import sys
 import types
@@ -96,9 +97,16 @@ class Runtime:
         self.worker_started = False
         self.lock = _thread.allocate_lock()
         self.warned: set[str] = set()
+        if hasattr(os, "register_at_fork"):  # a forked child has no worker thread
+            os.register_at_fork(after_in_child=self._forget_worker)
         self.table: dict[str, Any] = builtins.__dict__.setdefault(TABLE, {})
         self.native: dict[str, Any] = builtins.__dict__.setdefault(NATIVE, {})
         builtins.__dict__.setdefault(TICK, next)
+
+    def _forget_worker(self) -> None:
+        self.worker_started = False
+        self.jobs = queue.SimpleQueue()
+        self.lock = _thread.allocate_lock()
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""
