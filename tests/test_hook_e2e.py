@@ -155,10 +155,11 @@ def test_report_command_prints_a_table() -> None:
     assert "unsupported" in body and "__main__.uses_dict" in body
 
 
-def test_missing_script_is_reported_like_cpython() -> None:
-    plain = run(["no_such_file.py"])
+@pytest.mark.parametrize("missing", ["no_such_file.py", "pkg/../no_such_file.py"])
+def test_missing_script_is_reported_like_cpython(missing: str) -> None:
+    plain = run([missing])
     for form in SCRIPT_FORMS.values():
-        hooked = run(form + ["no_such_file.py"])
+        hooked = run(form + [missing])
         assert hooked.returncode == plain.returncode == 2
         assert hooked.stderr == plain.stderr
 
@@ -215,3 +216,14 @@ def test_readme_command_from_a_checkout(tmp_path: Path) -> None:
     hooked = run(["-X", "importhook", "cuvil_bc", "examples/numeric_app.py", "2"], cwd=root, env={"CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)
     assert report(out)["escape_time"]["status"] == "native"
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+def test_script_path_with_dotdot(form: str, tmp_path: Path) -> None:
+    # CPython makes the script path absolute without normalising "..".
+    args = ["../behaviour.py"]
+    plain = run(args, cwd=PROGRAMS / "pkg")
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + args, cwd=PROGRAMS / "pkg", env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    assert report(out)["hot"]["status"] == "native"

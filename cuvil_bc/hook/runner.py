@@ -30,7 +30,7 @@ def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
     main = sys.modules["__main__"]
     g = main.__dict__
     builtins_module = sys.modules["builtins"]
-    abspath = os.path.abspath(path)
+    abspath = _absolute(path)
     g.clear()
     g.update(
         __name__="__main__",
@@ -44,7 +44,7 @@ def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
         __cached__=None,
     )
     sys.argv[:] = argv
-    if replaced_path0 is not None and sys.path and sys.path[0] == replaced_path0:
+    if replaced_path0 is not None and sys.path and os.path.normpath(sys.path[0]) == os.path.normpath(replaced_path0):
         if sys.flags.safe_path:
             del sys.path[0]
         else:
@@ -61,10 +61,16 @@ def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
     _run_as_program(lambda: exec(code, g))
 
 
+def _absolute(path: str) -> str:
+    """The script path as CPython makes it absolute: joined to the working directory,
+    not normalised ("a/../app.py" stays as it is)."""
+    return path if os.path.isabs(path) else os.path.join(os.getcwd(), path)
+
+
 def cannot_open(path: str) -> None:
     """Exit as CPython does when the script does not exist."""
     program = sys.orig_argv[0] if sys.orig_argv else sys.executable
-    sys.stderr.write(f"{program}: can't open file {os.path.abspath(path)!r}: [Errno 2] No such file or directory\n")
+    sys.stderr.write(f"{program}: can't open file {_absolute(path)!r}: [Errno 2] No such file or directory\n")
     raise SystemExit(2)
 
 

@@ -27,6 +27,7 @@ class _MainFinder:
 
     def __init__(self, entry: str, script: str, argv: list[str]) -> None:
         self.entry, self.script, self.argv = entry, script, argv
+        self.seen: list[str] = []  # the spellings of `entry` CPython asked about
 
     def find_spec(self, fullname: str, target: Any = None) -> Any:
         import importlib.util
@@ -69,15 +70,18 @@ def bootstrap() -> None:
     # imports must not keep going to our finder.
     if _path_hook in sys.path_hooks:
         sys.path_hooks.remove(_path_hook)
-    if sys.path_importer_cache.get(_pending.entry) is _pending:
-        del sys.path_importer_cache[_pending.entry]
+    for entry in _pending.seen:
+        if sys.path_importer_cache.get(entry) is _pending:
+            del sys.path_importer_cache[entry]
     if not os.path.isfile(_pending.script):
         cannot_open(_pending.script)
     run_path(_pending.script, _pending.argv, replaced_path0=_pending.entry)
 
 
 def _path_hook(entry: str) -> _MainFinder:
-    if _pending is not None and entry == _pending.entry:
+    # CPython makes the script path absolute without normalising it ("a/../app.py").
+    if _pending is not None and os.path.normpath(entry) == _pending.entry:
+        _pending.seen.append(entry)
         return _pending
     raise ImportError("not cuvil_bc's stand-in script")
 
