@@ -21,10 +21,11 @@ from typing import Any, Callable
 
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
-from .typing.types import BOOL, FLOAT, INT, NONE, TupleType, Type, format_signature, parse_signature, typeof
+from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, format_signature, parse_signature, typeof
 
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
+_COMPILABLE = (TupleType, type(INT), ArrayType, NpScalar)
 
 
 class _Native:
@@ -231,9 +232,9 @@ class Dispatcher:
         if key in self._failed or any(k is None for k in key):
             return None
         argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in key)
-        if not all(isinstance(t, (TupleType, type(INT))) for t in argtypes):
+        if not all(isinstance(t, _COMPILABLE) for t in argtypes):
             self._failed[key] = "argument of type " + ", ".join(
-                getattr(k, "__name__", str(k)) for k in key if not isinstance(k, (TupleType, type(INT))) and k not in _SCALARS
+                getattr(k, "__name__", str(k)) for k in key if not isinstance(k, _COMPILABLE) and k not in _SCALARS
             )
             if self.strict:
                 raise CompileError(self._failed[key], _def_location(self.py_func))
@@ -392,9 +393,23 @@ def _stack_depth() -> int:
     return n
 
 
+_PLAIN = frozenset(_SCALARS)
+
+
 def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
-    """What selects a specialisation: each argument's type (a tuple's item types)."""
-    return tuple([type(a) if type(a) is not tuple else typeof_or_none(a) for a in args])
+    """What selects a specialisation: each argument's type (a tuple's item types, an
+    array's dtype and dimensions; None for a value that cannot be compiled)."""
+    return tuple([type(a) if type(a) in _PLAIN else _structured_key(a) for a in args])
+
+
+def _structured_key(value: Any) -> object:
+    """A tuple's or NumPy value's type; otherwise the Python type (which does not
+    compile, and `_compile_for` says so)."""
+    t = type(value)
+    if t is tuple:
+        return typeof_or_none(value)
+    found = typeof_or_none(value)
+    return found if found is not None else t
 
 
 def _take_deopt_line() -> int:

@@ -34,9 +34,12 @@ EDGE_BOOLS: tuple[bool, ...] = (True, False)
 
 
 def same_value(a: Any, b: Any) -> bool:
-    """Equal values of the same type; floats by repr (distinguishes -0.0, matches NaN)."""
+    """Equal values of the same type; floats by repr (distinguishes -0.0, matches NaN);
+    arrays by dtype, shape and contents (bit for bit)."""
     if type(a) is not type(b):
         return False
+    if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":
+        return bool(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
     if isinstance(a, float):
         return repr(a) == repr(b)
     if isinstance(a, tuple):
@@ -44,34 +47,68 @@ def same_value(a: Any, b: Any) -> bool:
     return bool(a == b)
 
 
+def _fresh(value: Any) -> Any:
+    """A copy of an argument; an array keeps its layout (strides, order, read-only
+    flag), so that both runs see the same kind of array."""
+    if type(value).__name__ == "ndarray" and type(value).__module__ == "numpy":
+        import numpy as np
+
+        if value.size == 0:
+            out = value.copy(order="K")
+        else:
+            lo = sum(min(0, (n - 1) * st) for n, st in zip(value.shape, value.strides))
+            hi = sum(max(0, (n - 1) * st) for n, st in zip(value.shape, value.strides)) + value.itemsize
+            raw = np.zeros(hi - lo, dtype=np.uint8)
+            out = np.ndarray(value.shape, dtype=value.dtype, buffer=raw, offset=-lo, strides=value.strides)
+            out[...] = value
+        out.flags.writeable = value.flags.writeable
+        return out
+    if isinstance(value, tuple):
+        return tuple(_fresh(v) for v in value)
+    return copy.deepcopy(value)
+
+
 def run(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[Any, ...]]:
-    """('ok', value, args-after) or ('raise', (type, message), args-after)."""
-    args = copy.deepcopy(args)
-    try:
-        return "ok", fn(*args), args
-    except Exception as e:  # noqa: BLE001 - the exception is the result being compared
-        return "raise", (type(e), str(e)), args
+    """('ok', value, args-after) or ('raise', (type, message), args-after). Each run gets
+    fresh copies of the arguments, so that what it did to them can be compared."""
+    return run_with_warnings(fn, args)[:3]  # type: ignore[return-value]
 
 
-def describe(outcome: tuple[str, Any, tuple[Any, ...]]) -> str:
-    kind, value, _ = outcome
+def run_with_warnings(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[Any, ...], list[tuple[type, str]]]:
+    """`run`, plus the warnings the call emitted, as (category, message)."""
+    import warnings
+
+    args = _fresh(args)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            outcome: tuple[str, Any] = ("ok", fn(*args))
+        except Exception as e:  # noqa: BLE001 - the exception is the result being compared
+            outcome = ("raise", (type(e), str(e)))
+    return outcome[0], outcome[1], args, [(w.category, str(w.message)) for w in caught]
+
+
+def describe(outcome: tuple[Any, ...]) -> str:
+    kind, value = outcome[0], outcome[1]
     if kind == "ok":
         return f"returned {value!r} ({type(value).__name__})"
     return f"raised {value[0].__name__}({value[1]!r})"
 
 
 def check(compiled: Any, *args: Any) -> None:
-    """Assert that `compiled` (a dispatcher) and its `py_func` agree on `args`."""
-    expected = run(compiled.py_func, args)
-    actual = run(compiled, args)
+    """Assert that `compiled` (a dispatcher) and its `py_func` agree on `args`: the
+    result or exception, the arguments afterwards, and the warnings emitted."""
+    expected = run_with_warnings(compiled.py_func, args)
+    actual = run_with_warnings(compiled, args)
     ok = expected[0] == actual[0] and (
         same_value(expected[1], actual[1]) if expected[0] == "ok" else expected[1] == actual[1]
     )
-    ok = ok and all(same_value(x, y) or x == y for x, y in zip(expected[2], actual[2]))
+    ok = ok and all(same_value(x, y) for x, y in zip(expected[2], actual[2]))
+    ok = ok and expected[3] == actual[3]
     if not ok:
         raise AssertionError(
-            f"{compiled.py_func.__qualname__}{args!r}: CPython {describe(expected)}, "
-            f"cuvil_bc {describe(actual)}\n{compiled.explain()}"
+            f"{compiled.py_func.__qualname__}{args!r}: CPython {describe(expected[:3])}, warnings {expected[3]}; "
+            f"cuvil_bc {describe(actual[:3])}, warnings {actual[3]}\n{compiled.explain()}"
         )
 
 
@@ -133,3 +170,39 @@ def compile_source(src: str, name: str = "f", **globals_: Any) -> Any:
     ns: dict[str, Any] = {"__name__": "cuvil_bc_testing_generated", "math": math, **globals_}
     exec(textwrap.dedent(src), ns)
     return cuvil_bc.compile(ns[name])
+
+
+def arrays(dtype: str, *, min_dims: int = 1, max_dims: int = 2, max_side: int = 6, elements: Any = None) -> Any:
+    """A hypothesis strategy for NumPy arrays of `dtype` in every layout a caller can
+    pass: C or Fortran order, transposed, sliced with steps (also negative), read-only,
+    and zero-size."""
+    import numpy as np
+    from hypothesis import strategies as st
+    from hypothesis.extra import numpy as hnp
+
+    if elements is None:
+        elements = (
+            st.floats(allow_nan=True, allow_infinity=True, width=64)
+            if dtype == "float64"
+            else st.integers(-(2**63), 2**63 - 1) | st.integers(-1000, 1000)
+        )
+    base = hnp.arrays(np.dtype(dtype), hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side), elements=elements)
+
+    @st.composite
+    def layouts(draw: Any) -> Any:
+        a = draw(base)
+        kind = draw(st.sampled_from(["c", "fortran", "transposed", "strided", "reversed"]))
+        if kind == "fortran":
+            a = np.asfortranarray(a)
+        elif kind == "transposed":
+            a = a.T
+        elif kind == "strided":
+            a = np.repeat(a, 2, axis=0)[::2]  # same values, every other row of a bigger array
+        elif kind == "reversed":
+            a = a[::-1]
+        if draw(st.booleans()):
+            a = a.view()
+            a.flags.writeable = False
+        return a
+
+    return layouts()

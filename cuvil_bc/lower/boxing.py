@@ -9,11 +9,16 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..typing.types import BOOL, FLOAT, INT, TupleType, Type, UnionType
+from ..typing.types import BOOL, FLOAT, INT, NP_BOOL, NP_F64, NP_I64, ArrayType, NpScalar, TupleType, Type, UnionType
 from .ltypes import words
 
 
+_NUMPY_BOX = {NP_F64: "_np.float64(o[{k}].d)", NP_I64: "_np.int64(o[{k}].i)", NP_BOOL: "_np.bool_(o[{k}].i != 0)"}
+
+
 def _result_expr(t: Type, offset: int) -> str:
+    if t in _NUMPY_BOX:
+        return _NUMPY_BOX[t].format(k=offset)
     if t == INT:
         return f"o[{offset}].i"
     if t == BOOL:
@@ -42,6 +47,13 @@ def _result_expr(t: Type, offset: int) -> str:
 def _arg_exprs(t: Type, expr: str) -> list[str]:
     if t in (INT, BOOL, FLOAT):
         return [expr]
+    if isinstance(t, NpScalar):
+        return [f"{'float' if t == NP_F64 else 'int'}({expr})"]
+    if isinstance(t, ArrayType):
+        # The caller's argument tuple keeps the array alive for the whole native call.
+        return [f"{expr}.ctypes.data"] + [f"{expr}.shape[{k}]" for k in range(t.ndim)] + [
+            f"{expr}.strides[{k}]" for k in range(t.ndim)
+        ]
     if isinstance(t, TupleType):
         return [e for i, item in enumerate(t.items) for e in _arg_exprs(item, f"{expr}[{i}]")]
     return []
@@ -49,7 +61,12 @@ def _arg_exprs(t: Type, expr: str) -> list[str]:
 
 def make_boxer(t: Type) -> Callable[[Any], Any]:
     namespace: dict[str, Any] = {}
-    exec(f"def box(o):\n    return {_result_expr(t, 0)}\n", namespace)
+    source = f"def box(o):\n    return {_result_expr(t, 0)}\n"
+    if "_np." in source:
+        import numpy
+
+        namespace["_np"] = numpy
+    exec(source, namespace)
     return namespace["box"]  # type: ignore[no-any-return]
 
 

@@ -9,7 +9,7 @@ from typing import Callable
 from llvmlite import ir
 
 from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
-from ..typing.types import BOOL, FLOAT, INT, TupleType, Type
+from ..typing.types import BOOL, FLOAT, INT, ArrayType, TupleType, Type
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
 from .numeric import binop, compare, truth
@@ -153,6 +153,8 @@ def _powmod(em: Emitter, base: ir.Value, exp: ir.Value, mod: ir.Value) -> ir.Val
 
 def _len(em: Emitter, args: list[Typed], result: Type) -> Typed:
     t = args[0][1]
+    if isinstance(t, ArrayType):
+        return em.builder.extract_value(args[0][0], 1), INT  # its first extent
     assert isinstance(t, TupleType)
     return em.i64(len(t.items)), INT
 

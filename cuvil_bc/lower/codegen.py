@@ -18,11 +18,13 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, TupleType, Type, UnionType
+from ..typing.types import (
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
+)
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
-from .numeric import binop, compare, int_mod_is_zero, truth, unary
+from .numeric import binop, compare, int_mod_is_zero, is_numpy, truth, unary
 
 
 class Callee(Protocol):
@@ -173,7 +175,7 @@ class FunctionLowering:
             if divides is not None:
                 val = divides
             else:
-                val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), BOOL))
+                val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), NP_BOOL if is_numpy(*vs) else BOOL))
         elif isinstance(op, O.Truth):
             val = em.split(operands, t, lambda vs: (truth(em, vs[0]), BOOL))
         elif isinstance(op, O.BuildTuple):
@@ -184,6 +186,10 @@ class FunctionLowering:
             val = operands[0][0]
         elif isinstance(op, O.TupleGet):
             val = b.extract_value(operands[0][0], op.index)
+        elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType):
+            val = self.array_item(operands[0], operands[1])
+        elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType):
+            val = self.array_attribute(operands[0], op.name)
         elif isinstance(op, O.Subscript):
             seq_t = operands[0][1]
             assert isinstance(seq_t, TupleType) and isinstance(op.index, O.Const)
@@ -243,6 +249,45 @@ class FunctionLowering:
                 is_zero = int_mod_is_zero(self.em, x, y)
                 return is_zero if op.op == "==" else self.em.builder.not_(is_zero)
         return None
+
+    def array_item(self, array: Typed, index: Typed) -> ir.Value:
+        """``a[i]`` / ``a[i, j, ...]``: negative indices count from the end; an index out
+        of bounds deopts (CPython raises NumPy's IndexError)."""
+        em, b = self.em, self.em.builder
+        val, t = array
+        assert isinstance(t, ArrayType)
+        if isinstance(index[1], TupleType):
+            indices = [b.extract_value(index[0], k) for k in range(t.ndim)]
+        else:
+            indices = [index[0]]
+        address = b.extract_value(val, 0)
+        for k, i in enumerate(indices):
+            extent = b.extract_value(val, 1 + k)
+            i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
+            em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
+            address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
+        element = llvm_type(t.item)
+        load = b.load(b.inttoptr(address, element.as_pointer()))
+        load.align = 1  # strided views need not be aligned
+        return load
+
+    def array_attribute(self, array: Typed, name: str) -> ir.Value:
+        em, b = self.em, self.em.builder
+        val, t = array
+        assert isinstance(t, ArrayType)
+        extents = [b.extract_value(val, 1 + k) for k in range(t.ndim)]
+        if name == "ndim":
+            return em.i64(t.ndim)
+        if name == "size":
+            size = em.i64(1)
+            for e in extents:
+                size = b.mul(size, e)  # cannot overflow: the array exists
+            return size
+        assert name == "shape", name
+        out = ir.Constant(llvm_type(TupleType((INT,) * t.ndim)), ir.Undefined)
+        for k, e in enumerate(extents):
+            out = b.insert_value(out, e, k)
+        return out
 
     def narrow(self, v: Typed, t: Type) -> ir.Value:
         """`v` as type `t`, which the branch that led here proved it has."""
@@ -387,6 +432,13 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     out_words = fn.args[-1]
 
     def rebuild(t: Type) -> ir.Value:
+        if isinstance(t, NpScalar):
+            return rebuild(t.base)
+        if isinstance(t, ArrayType):
+            out = ir.Constant(llvm_type(t), ir.Undefined)
+            for k in range(1 + 2 * t.ndim):
+                out = b.insert_value(out, next(params), k)
+            return out
         if t == BOOL:
             return b.icmp_signed("!=", next(params), ir.Constant(I64, 0))
         if t in (INT, FLOAT):
@@ -406,6 +458,8 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
 
         def store(val: ir.Value, t: Type) -> None:
             nonlocal index
+            if isinstance(t, NpScalar):
+                t = t.base
             if t in (BOOL, INT, FLOAT):
                 word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
                 b.store(word, b.gep(out_words, [ir.Constant(I64, index)]))

@@ -16,7 +16,7 @@ from typing import Callable
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, TupleType, Type, UnionType, options
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, llvm_type
 from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
 
@@ -121,6 +121,7 @@ class Emitter:
 
     def as_int(self, v: Typed) -> ir.Value:
         val, t = v
+        t = base(t)
         if t == BOOL:
             return self.builder.zext(val, I64)
         assert t == INT, t
@@ -128,6 +129,7 @@ class Emitter:
 
     def as_float(self, v: Typed) -> ir.Value:
         val, t = v
+        t = base(t)
         if t == FLOAT:
             return val
         if t == BOOL:

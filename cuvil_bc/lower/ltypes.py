@@ -6,14 +6,16 @@ no run-time content (None, compile-time objects) are an i8 0.
 
 Across the boundary (the cffi entry point) every value is flattened into 64-bit words:
 ints and bools as int64, floats as the double's bits, None as no word, a tuple as its
-items' words, and a union as a tag word followed by every member's words.
+items' words, and a union as a tag word followed by every member's words. NumPy scalars
+are represented as their Python counterparts; an array argument is its data address,
+its shape and its strides (in bytes), 1 + 2 * ndim words.
 """
 
 from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, RANGE, RANGE_ITER, TupleType, Type, UnionType
+from ..typing.types import BOOL, FLOAT, INT, RANGE, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -25,7 +27,16 @@ ITER = ir.LiteralStructType([I64, I64, I64, I64])  # cur, step, remaining, item
 RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
 
 
+def array_struct(ndim: int) -> ir.LiteralStructType:
+    """An array: its data address, then `ndim` extents, then `ndim` strides in bytes."""
+    return ir.LiteralStructType([I64] * (1 + 2 * ndim))
+
+
 def llvm_type(t: Type) -> ir.Type:
+    if isinstance(t, NpScalar):
+        return llvm_type(t.base)
+    if isinstance(t, ArrayType):
+        return array_struct(t.ndim)
     if t == BOOL:
         return I1
     if t == INT:
@@ -45,6 +56,10 @@ def llvm_type(t: Type) -> ir.Type:
 
 def words(t: Type) -> int:
     """How many 64-bit words a value of type `t` takes across the boundary."""
+    if isinstance(t, NpScalar):
+        return 1
+    if isinstance(t, ArrayType):
+        return 1 + 2 * t.ndim
     if t in (BOOL, INT, FLOAT):
         return 1
     if isinstance(t, TupleType):
@@ -56,6 +71,10 @@ def words(t: Type) -> int:
 
 def c_param_types(t: Type) -> list[str]:
     """The C types of the flattened parameters for an argument of type `t`."""
+    if isinstance(t, NpScalar):
+        return c_param_types(t.base)
+    if isinstance(t, ArrayType):
+        return ["int64_t"] * (1 + 2 * t.ndim)
     if t in (BOOL, INT):
         return ["int64_t"]
     if t == FLOAT:

@@ -7,9 +7,11 @@ path, so CPython computes the call instead.
 
 from __future__ import annotations
 
+import math
+
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, TupleType, Type, UnionType
+from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NpScalar, TupleType, Type, UnionType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -17,8 +19,17 @@ INT64_MIN = -(2**63)
 TWO53 = 2**53
 
 
+def _plain(v: Typed) -> Typed:
+    """A NumPy scalar as the Python scalar it is represented as."""
+    return (v[0], v[1].base) if isinstance(v[1], NpScalar) else v
+
+
+def is_numpy(*vs: Typed) -> bool:
+    return any(isinstance(v[1], NpScalar) for v in vs)
+
+
 def truth(em: Emitter, v: Typed) -> ir.Value:
-    val, t = v
+    val, t = _plain(v)
     b = em.builder
     if t == BOOL:
         return val
@@ -35,6 +46,9 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
 
 def unary(em: Emitter, op: str, v: Typed) -> Typed:
     b = em.builder
+    if is_numpy(v) and op != "not":
+        val, _ = unary(em, op, _plain(v))  # -x overflows only for INT64_MIN, where NumPy warns
+        return val, v[1]
     if op == "not":
         return b.xor(truth(em, v), ir.Constant(I1, 1)), BOOL
     if v[1] == FLOAT:
@@ -51,6 +65,8 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
 
 def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
     b = em.builder
+    if is_numpy(a, c):
+        return numpy_binop(em, op, a, c, result)
     if isinstance(a[1], TupleType):
         return _concat(em, a, c)
     if op in ("&", "|", "^") and a[1] == BOOL and c[1] == BOOL:
@@ -259,6 +275,33 @@ def _is_finite(em: Emitter, x: ir.Value) -> ir.Value:
     return em.builder.fcmp_ordered("<", fabs, em.f64(float("inf")))
 
 
+def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
+    """Arithmetic with a NumPy scalar. Under NumPy 2's rules (NEP 50) its value is
+    Python's on the same representations wherever neither warns or raises: Python's
+    lowering computes it (and already deopts on int64 overflow and zero divisors, where
+    NumPy warns). NumPy also warns where Python is silent: a float64 result that is an
+    infinity from finite operands (overflow) or a NaN from numbers (invalid value)."""
+    plain = base(result)
+    val, _ = binop(em, op, _plain(a), _plain(c), plain)
+    if result == NP_F64:
+        b = em.builder
+        x, y = em.as_float(a), em.as_float(c)
+
+        def warns() -> ir.Value:
+            numbers = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
+            nan_from_numbers = b.and_(b.fcmp_unordered("uno", val, val), numbers)
+            finite = b.and_(_finite(em, x), _finite(em, y))
+            inf_from_finite = b.and_(b.fcmp_ordered("ord", val, val), finite)
+            return b.or_(nan_from_numbers, inf_from_finite)
+
+        em.deopt_if_refined(b.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [val]), em.f64(math.inf)), warns)
+    return val, result
+
+
+def _finite(em: Emitter, x: ir.Value) -> ir.Value:
+    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
 def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     b = em.builder
     if op == "+":
@@ -316,6 +359,8 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
 
 
 def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
+    """``a op c`` as an i1 (a NumPy comparison gives the same truth value: an np.bool)."""
+    a, c = _plain(a), _plain(c)
     b = em.builder
     ta, tc = a[1], c[1]
     if op in ("is", "is not", "==", "!=") and (ta == NONE or tc == NONE):

@@ -2,13 +2,14 @@
 
 Untyped ops may raise (an unknown operand could be anything). Once typed, only the
 operations that CPython itself can make raise on these types count; overflow of native
-int64 arithmetic does not, since CPython would compute a big int instead.
+int64 arithmetic does not, since CPython would compute a big int instead. Arithmetic on
+NumPy scalars counts: NumPy warns where Python would compute silently.
 """
 
 from __future__ import annotations
 
 from ..ir import ops as O
-from .types import RANGE_ITER
+from .types import RANGE_ITER, NpScalar
 
 
 def _nonzero_const(v: O.Value) -> bool:
@@ -22,6 +23,8 @@ def may_raise(op: O.Op) -> bool:
         return op.tup.type is None  # once typed, the tuple's length is known
     if op.type is None or any(v.type is None for v in op.operands()):
         return True
+    if isinstance(op, (O.BinOp, O.UnaryOp)) and any(isinstance(v.type, NpScalar) for v in op.operands()):
+        return True  # NumPy warns (overflow, invalid value): an effect to keep
     if isinstance(op, (O.Compare, O.Truth, O.UnaryOp, O.Unpack)):
         return False
     if isinstance(op, O.GetIter):

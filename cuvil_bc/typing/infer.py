@@ -19,8 +19,8 @@ from ..ir.function import Function
 from . import rules
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, INT, NONE, RANGE, RANGE_ITER, UNDEF, ExcType, ObjType, TupleType, Type, join,
-    options, typeof, union_of,
+    BOOL, BOTTOM, INT, NONE, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
+    Type, base, join, options, typeof, union_of,
 )
 
 
@@ -128,6 +128,8 @@ class Inferencer:
         if isinstance(op, O.Call):
             return self.call_type(op, ts)
         if isinstance(op, O.LoadAttr):
+            if isinstance(ts[0], ArrayType) and op.name in ARRAY_ATTRIBUTES:
+                return ARRAY_ATTRIBUTES[op.name](ts[0])
             raise Unsupported(f"attribute '{op.name}' of {ts[0]}")
         if isinstance(op, O.LoadGlobal):
             raise AssertionError("globals are resolved before typing")
@@ -140,13 +142,15 @@ class Inferencer:
                 raise Unsupported(f"for loop over {ts[0]}")
             return None
         if isinstance(op, O.Return):
-            _split(ts, lambda a: a)  # rejects a possibly unbound value
+            _split(ts, _returnable)  # rejects a possibly unbound value, and arrays
             return None
         if isinstance(op, (O.Jump, O.Raise)):
             return None
         raise AssertionError(f"no typing rule for {type(op).__name__}")
 
     def item_type(self, op: O.Op, seq: Type, index: Type | None = None) -> Type:
+        if isinstance(seq, ArrayType) and isinstance(op, O.Subscript):
+            return array_item_type(seq, index)
         if not isinstance(seq, TupleType):
             raise Unsupported(f"indexing or unpacking a {seq}")
         if isinstance(op, O.Unpack):
@@ -188,7 +192,40 @@ class Inferencer:
             raise Unsupported(f"call to {getattr(func, '__qualname__', func)!s}")
         if not sig.min_args <= len(argtypes) <= sig.max_args:
             raise Unsupported(f"{sig.name}() with {len(argtypes)} arguments")
+        if sig.name == "len" and len(argtypes) == 1 and isinstance(argtypes[0], ArrayType):
+            return INT
+        if any(isinstance(t, (NpScalar, ArrayType)) for t in argtypes):
+            if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
+                raise Unsupported(f"{sig.name}() of a NumPy value")
+            # math functions and the conversions see NumPy scalars as the Python
+            # numbers they convert to (__float__, __int__, __bool__).
+            argtypes = tuple(base(t) for t in argtypes)
         return _split(list(argtypes), lambda *a: sig.rule(tuple(a)))
+
+
+def array_item_type(seq: ArrayType, index: Type | None) -> Type:
+    """``a[i]`` or ``a[i, j, ...]``: one integer index per dimension gives an element."""
+    if index == INT and seq.ndim == 1:
+        return seq.item
+    if isinstance(index, TupleType) and len(index.items) == seq.ndim and all(t == INT for t in index.items):
+        return seq.item
+    if index == BOOL or (isinstance(index, TupleType) and BOOL in index.items):
+        raise Unsupported("an array indexed by a bool (a mask in NumPy)")
+    raise Unsupported(f"{seq} indexed by {index} (only one integer per dimension compiles)")
+
+
+#: Attributes of arrays that compile, and their types.
+ARRAY_ATTRIBUTES: dict[str, Callable[[ArrayType], Type]] = {
+    "shape": lambda a: TupleType((INT,) * a.ndim),
+    "ndim": lambda a: INT,
+    "size": lambda a: INT,
+}
+
+
+def _returnable(t: Type) -> Type:
+    if isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(isinstance(i, ArrayType) for i in t.items)):
+        raise Unsupported("returning an array")
+    return t
 
 
 def infer(fn: Function, argtypes: tuple[Type, ...], resolver: CallResolver) -> Type:

@@ -5,13 +5,15 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, TupleType, Type, UnionType
+from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
 
 
 def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
+    if isinstance(a, NpScalar) or isinstance(b, NpScalar):
+        return _numpy_binop_type(op, a, b)
     if a in NUMERIC and b in NUMERIC:
         if op in ("&", "|", "^"):
             if a == BOOL and b == BOOL:
@@ -36,7 +38,25 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
     raise Unsupported(f"'{op}' between {a} and {b}")
 
 
+def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
+    """NumPy 2's rules (NEP 50) for a NumPy scalar with a NumPy or Python scalar: the
+    kind is Python's for the same representations, the result a NumPy scalar."""
+    if NP_BOOL in (a, b):
+        raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
+    if op == "**":
+        raise Unsupported("'**' on NumPy scalars")
+    if base(a) not in NUMERIC or base(b) not in NUMERIC:
+        raise Unsupported(f"'{op}' between {a} and {b}")
+    return NP_F64 if binop_type(op, base(a), base(b)) == FLOAT else NP_I64
+
+
 def unary_type(op: str, a: Type) -> Type:
+    if isinstance(a, NpScalar):
+        if op == "not":
+            return BOOL
+        if a == NP_I64 or (a == NP_F64 and op in ("-", "+")):
+            return a
+        raise Unsupported(f"unary '{op}' of {a}")
     if op == "not":
         truth_ok(a)
         return BOOL
@@ -65,12 +85,14 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
+    if (isinstance(a, NpScalar) or isinstance(b, NpScalar)) and base(a) in NUMERIC and base(b) in NUMERIC:
+        return NP_BOOL
     if op in ("==", "!=") and (a == NONE or b == NONE):
         return BOOL
     raise Unsupported(f"'{op}' between {a} and {b}")
 
 
 def truth_ok(a: Type) -> None:
-    if a in NUMERIC or a == NONE or isinstance(a, TupleType):
+    if a in NUMERIC or a == NONE or isinstance(a, (TupleType, NpScalar)):
         return
     raise Unsupported(f"truth value of {a}")

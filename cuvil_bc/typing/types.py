@@ -41,6 +41,53 @@ BOTTOM = Scalar("bottom")
 
 
 @dataclass(frozen=True)
+class NpScalar(Type):
+    """A NumPy scalar (``np.float64``, ``np.int64``, ``np.bool``): what indexing an array
+    gives. Represented like its Python counterpart (`base`), but NumPy's rules decide
+    result types, and what NumPy would warn about (int overflow, a float result that is
+    an infinity or NaN from finite operands) is handed back to CPython."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"np.{self.name}"
+
+    @property
+    def base(self) -> "Scalar":
+        return {"float64": FLOAT, "int64": INT, "bool": BOOL}[self.name]
+
+
+NP_F64 = NpScalar("float64")
+NP_I64 = NpScalar("int64")
+NP_BOOL = NpScalar("bool")
+
+
+@dataclass(frozen=True)
+class ArrayType(Type):
+    """A NumPy array argument (read only, any layout): data pointer, shape, strides."""
+
+    dtype: str  # "float64" or "int64"
+    ndim: int
+
+    def __str__(self) -> str:
+        return f"array[{self.dtype}, {self.ndim}d]"
+
+    @property
+    def item(self) -> NpScalar:
+        return NpScalar(self.dtype)
+
+
+#: NumPy dtypes whose arrays compile, and the dimensions they may have.
+ARRAY_DTYPES = ("float64", "int64")
+MAX_NDIM = 4
+
+
+def base(t: Type) -> Type:
+    """`t` with NumPy scalars replaced by the Python scalars they are represented as."""
+    return t.base if isinstance(t, NpScalar) else t
+
+
+@dataclass(frozen=True)
 class TupleType(Type):
     items: tuple[Type, ...]
 
@@ -92,6 +139,8 @@ def join(a: Type, b: Type) -> Type:
         return a
     if a == BOTTOM:
         return b
+    if isinstance(a, ArrayType) or isinstance(b, ArrayType):
+        raise Unsupported(f"a value that may be {a} or {b}")
     members = {str(o): o for o in options(a) + options(b)}
     if len(members) > MAX_UNION:
         raise Unsupported(f"a value that may be any of {len(members)} types ({', '.join(sorted(members))})")
@@ -120,7 +169,29 @@ def typeof(value: object) -> Type:
         return NONE
     if t is tuple:
         return TupleType(tuple(typeof(v) for v in value))  # type: ignore[attr-defined]
+    numpy_type = _numpy_typeof(value)
+    if numpy_type is not None:
+        return numpy_type
     raise Unsupported(f"value of type {t.__name__}")
+
+
+def _numpy_typeof(value: object) -> Type | None:
+    import sys
+
+    np = sys.modules.get("numpy")  # a NumPy value implies NumPy is imported
+    if np is None:
+        return None
+    if isinstance(value, np.ndarray):
+        dtype = value.dtype
+        if dtype.name not in ARRAY_DTYPES or not dtype.isnative:
+            raise Unsupported(f"array of dtype {dtype}")
+        if not 1 <= value.ndim <= MAX_NDIM:
+            raise Unsupported(f"array of {value.ndim} dimensions")
+        return ArrayType(dtype.name, value.ndim)
+    for np_type, t in ((np.float64, NP_F64), (np.int64, NP_I64), (np.bool_, NP_BOOL)):
+        if type(value) is np_type:
+            return t
+    return None
 
 
 def parse_signature(text: str) -> tuple[Type, ...]:

@@ -1,0 +1,186 @@
+"""NumPy arrays read by compiled code (issue 4, first increment): indexing, shapes and
+NumPy's scalar semantics, against CPython running the same function with NumPy.
+
+Every check compares the result (value and type: an element is an np.float64 or
+np.int64, so is arithmetic on it), the exception (an out-of-bounds index raises NumPy's
+IndexError), and the arrays after the call, in every layout a caller can pass
+(`cuvil_bc.testing.arrays`).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import strategies as st
+
+from cuvil_bc.testing import arrays, check, compile_source, equivalent, native_ran, numbers
+
+DTYPES = ["float64", "int64"]
+
+
+def build(src: str):  # type: ignore[no-untyped-def]
+    return compile_source(src, np=np)
+
+
+SUM = build(
+    """
+def f(a):
+    s = 0
+    for i in range(a.shape[0]):
+        s += a[i]
+    return s
+"""
+)
+
+DOT = build(
+    """
+def f(a, b):
+    s = 0.0
+    for i in range(min(len(a), len(b))):
+        s = s + a[i] * b[i]
+    return s
+"""
+)
+
+GRID = build(
+    """
+def f(m):
+    n, k = m.shape
+    best = m[0, 0]
+    where = (0, 0)
+    for i in range(n):
+        for j in range(k):
+            if m[i, j] > best:
+                best = m[i, j]
+                where = (i, j)
+    return best, where, m.ndim, m.size
+"""
+)
+
+INDEX = build(
+    """
+def f(a, i, j):
+    return a[i] - a[j], a[-1] / 2
+"""
+)
+
+MIXED = build(
+    """
+def f(a, x):
+    t = 0.0
+    for i in range(len(a)):
+        v = a[i]
+        t += math.sqrt(abs(float(v))) + v * x - (v // 3 if v > 0 else v % 5)
+        if v == x:
+            t += 1
+    return t
+"""
+)
+
+WALK = build(
+    """
+def f(a, steps):
+    n = len(a)
+    i = 0
+    acc = a[0] * 0
+    for _ in range(steps):
+        acc = acc + a[i]
+        i = (i * 7 + 3) % n
+    return acc, -acc, acc > 0
+"""
+)
+
+THREE_D = build(
+    """
+def f(c):
+    s = 0
+    for i in range(c.shape[0]):
+        for j in range(c.shape[1]):
+            for k in range(c.shape[2]):
+                s += c[i, j, k] * (i + 2 * j + 3 * k)
+    return s
+"""
+)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_sum_every_layout(dtype: str) -> None:
+    equivalent(SUM, st.tuples(arrays(dtype, max_dims=1)), max_examples=150)
+    assert native_ran(SUM), SUM.explain()
+
+
+@pytest.mark.parametrize("da, db", [("float64", "float64"), ("int64", "int64"), ("int64", "float64"), ("float64", "int64")])
+def test_dot_mixed_dtypes(da: str, db: str) -> None:
+    equivalent(DOT, st.tuples(arrays(da, max_dims=1), arrays(db, max_dims=1)), max_examples=100)
+    assert native_ran(DOT), DOT.explain()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_two_dimensional_every_layout(dtype: str) -> None:
+    equivalent(GRID, st.tuples(arrays(dtype, min_dims=2, max_dims=2)), max_examples=150)
+    assert native_ran(GRID), GRID.explain()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_negative_and_out_of_bounds_indices(dtype: str) -> None:
+    a = np.arange(6, dtype=dtype) * 3
+    for i, j in [(0, 5), (-1, -6), (-6, 2), (6, 0), (0, -7), (100, 0), (-(2**62), 1)]:
+        check(INDEX, a, i, j)
+    check(INDEX, np.arange(0, dtype=dtype), 0, 0)  # zero-size: IndexError
+    equivalent(INDEX, st.tuples(arrays(dtype, max_dims=1), st.integers(-8, 8), st.integers(-8, 8)), max_examples=150)
+    assert native_ran(INDEX), INDEX.explain()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_numpy_scalar_semantics(dtype: str) -> None:
+    # Elements are NumPy scalars: NEP 50 result types, int64 wrapping with a warning and
+    # float64 overflow with a warning (both handed back to CPython), math on them. The
+    # warnings of each call are compared too.
+    equivalent(MIXED, st.tuples(arrays(dtype, max_dims=1), numbers()), max_examples=200)
+    assert native_ran(MIXED), MIXED.explain()
+
+
+def test_warnings_and_wraparound_are_numpys() -> None:
+    # `check` compares the warnings each call emits: int64 wraps with NumPy's overflow
+    # warning, and a float64 sum overflows to inf with one (CPython runs those calls).
+    check(WALK, np.array([2**62, 2**62, -(2**63)], dtype=np.int64), 4)
+    check(WALK, np.array([1e308, 1e308]), 3)
+    check(WALK, np.array([np.inf, -np.inf]), 2)  # inf - inf: "invalid value" warning
+    check(WALK, np.arange(5.0), 20)
+    assert native_ran(WALK), WALK.explain()
+
+
+def test_three_dimensions_and_views() -> None:
+    c = np.arange(60, dtype=np.int64).reshape(3, 4, 5)
+    for view in (c, c.T, c[::-1, 1:, ::2], np.asfortranarray(c)):
+        check(THREE_D, view)
+    equivalent(THREE_D, st.tuples(arrays("float64", min_dims=3, max_dims=3, max_side=4)), max_examples=60)
+    assert native_ran(THREE_D), THREE_D.explain()
+
+
+def test_arrays_are_not_changed_and_references_are_kept() -> None:
+    import sys
+
+    a = np.arange(10.0)
+    before = sys.getrefcount(a)
+    for _ in range(1000):
+        SUM(a)
+    assert sys.getrefcount(a) == before
+    assert a.tolist() == list(np.arange(10.0))
+
+
+def test_unsupported_array_uses_fall_back() -> None:
+    writes = build("def f(a):\n    a[0] = 1.0\n    return a[0]\n")
+    a = np.zeros(3)
+    check(writes, a)
+    assert not native_ran(writes)
+    for dtype in ("float32", "int32", "uint8", "bool"):
+        check(SUM, np.ones(3, dtype=dtype))  # dtypes outside the first increment run in CPython
+    returns = build("def f(a):\n    return a\n")
+    check(returns, np.ones(2))
+    assert "returning an array" in returns.explain()
+    row = build("def f(m):\n    return m[0][1]\n")  # m[0] is a view
+    check(row, np.ones((2, 2)))
+    assert not native_ran(row)
