@@ -184,3 +184,23 @@ def test_unsupported_array_uses_fall_back() -> None:
     row = build("def f(m):\n    return m[0][1]\n")  # m[0] is a view
     check(row, np.ones((2, 2)))
     assert not native_ran(row)
+
+
+CHAIN = build(
+    """
+def f(a, i, j, k):
+    return a[i] * a[j] + a[k] - a[i] * 2.0, (a[i] - a[j]) * (a[k] + a[i])
+"""
+)
+
+
+def test_warnings_inside_expression_chains() -> None:
+    # Inside a chain of + - * only the last op is tested (an infinity or NaN
+    # propagates); an intermediate overflow must still reach CPython's warning.
+    a = np.array([1e308, 1e200, -1e308, np.inf, np.nan, 2.0, 0.0])
+    for i in range(len(a)):
+        for j in range(len(a)):
+            for k in (0, 3, 5, 6):
+                check(CHAIN, a, i, j, k)
+    equivalent(CHAIN, st.tuples(arrays("float64", min_dims=1, max_dims=1).filter(lambda x: x.size > 0), st.integers(-1, 0), st.integers(-1, 0), st.integers(-1, 0)), max_examples=150)
+    assert native_ran(CHAIN), CHAIN.explain()

@@ -15,11 +15,12 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
+from ..ir.bounds import in_bounds
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
 )
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
@@ -79,6 +80,7 @@ class FunctionLowering:
         self.blocks: dict[BasicBlock, ir.Block] = {}
         self.phis: list[tuple[O.Phi, ir.PhiInstr]] = []
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[ir.Value, ir.Block]] = {}
+        self.uses = fn.uses()
 
     def run(self) -> ir.Function:
         for a, llarg in zip(self.fn.args, self.llfn.args):
@@ -167,6 +169,7 @@ class FunctionLowering:
         t: Type = op.type  # type: ignore[assignment]
         operands = [self.get(v) for v in op.operands()]
         if isinstance(op, O.BinOp):
+            em.float_warning_check = self.float_warning_check(op)
             val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op.op)))
         elif isinstance(op, O.UnaryOp):
             val = em.split(operands, t, lambda vs: unary(em, op.op, vs[0]))
@@ -187,7 +190,7 @@ class FunctionLowering:
         elif isinstance(op, O.TupleGet):
             val = b.extract_value(operands[0][0], op.index)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType):
-            val = self.array_item(operands[0], operands[1])
+            val = self.array_item(operands[0], operands[1], op)
         elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType):
             val = self.array_attribute(operands[0], op.name)
         elif isinstance(op, O.Subscript):
@@ -250,21 +253,45 @@ class FunctionLowering:
                 return is_zero if op.op == "==" else self.em.builder.not_(is_zero)
         return None
 
-    def array_item(self, array: Typed, index: Typed) -> ir.Value:
+    def float_warning_check(self, op: O.BinOp) -> str:
+        """How an np.float64 ``+ - *`` tests for what NumPy warns about (see
+        `numeric.numpy_binop`). An infinity or NaN propagates through ``+ - *``, so an
+        op whose every use is such an op in the same block (which runs whenever this one
+        does) needs no test of its own: "none". An op with such an operand tests its
+        result for being finite at all: "conservative" (a deopt where NumPy might not
+        warn only costs a re-run). Every other op: "precise"."""
+
+        def chains(v: O.Value) -> bool:
+            return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
+
+        if not chains(op):
+            return "precise"
+        users = self.uses.get(op, [])
+        if users and all(chains(u) and u.block is op.block for u in users):
+            return "none"
+        if any(chains(v) and self.float_warning_check(v) == "none" for v in (op.lhs, op.rhs)):  # type: ignore[arg-type]
+            return "conservative"
+        return "precise"
+
+    def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
         """``a[i]`` / ``a[i, j, ...]``: negative indices count from the end; an index out
-        of bounds deopts (CPython raises NumPy's IndexError)."""
+        of bounds deopts (CPython raises NumPy's IndexError). Indices that `ir/bounds.py`
+        proves in bounds (a loop over ``range(a.shape[k])``) are used as they are."""
         em, b = self.em, self.em.builder
         val, t = array
         assert isinstance(t, ArrayType)
         if isinstance(index[1], TupleType):
             indices = [b.extract_value(index[0], k) for k in range(t.ndim)]
+            sources = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [None] * t.ndim
         else:
             indices = [index[0]]
+            sources = [op.index]
         address = b.extract_value(val, 0)
-        for k, i in enumerate(indices):
+        for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
-            i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
-            em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
+            if source is None or not in_bounds(source, op.obj, k):
+                i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
+                em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
             address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
         element = llvm_type(t.item)
         load = b.load(b.inttoptr(address, element.as_pointer()))

@@ -33,6 +33,7 @@ class Emitter:
         self._deopt_blocks: dict[int, ir.Block] = {}
         self.line = 0
         self.speculative = False  # lowering an op hoisted by ir/passes/speculate.py
+        self.float_warning_check = "precise"  # for np.float64 arithmetic (codegen.float_warning_check)
 
     # -- helpers ------------------------------------------------------------------
 

@@ -283,7 +283,10 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     infinity from finite operands (overflow) or a NaN from numbers (invalid value)."""
     plain = base(result)
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
-    if result == NP_F64:
+    check = em.float_warning_check if op in ("+", "-", "*") else "precise"
+    if result == NP_F64 and check == "conservative":
+        em.deopt_if(_not_finite(em, val))
+    elif result == NP_F64 and check == "precise":
         b = em.builder
         x, y = em.as_float(a), em.as_float(c)
 
@@ -294,8 +297,12 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
             inf_from_finite = b.and_(b.fcmp_ordered("ord", val, val), finite)
             return b.or_(nan_from_numbers, inf_from_finite)
 
-        em.deopt_if_refined(b.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [val]), em.f64(math.inf)), warns)
+        em.deopt_if_refined(_not_finite(em, val), warns)
     return val, result
+
+
+def _not_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
 def _finite(em: Emitter, x: ir.Value) -> ir.Value:

@@ -1,0 +1,97 @@
+"""Which array indices are provably in bounds, so that indexing needs no check.
+
+The proof covers the common loop shape
+
+    for i in range(a.shape[0]):        # or range(len(a)), range(1, n - 1) after n = a.shape[0]
+        ... a[i], a[i - 1], m[i, j] ...
+
+An int value gets a lower bound (a constant) and an exclusive upper bound of the form
+"extent k of array A, plus a constant" (or a constant), computed from:
+
+* the item of ``range(stop)`` / ``range(start, stop)`` (no step): ``[start, stop)``;
+* ``x + c`` and ``x - c`` for a constant ``c``;
+* ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``.
+
+An index of dimension k of A is in bounds when its lower bound is at least 0 and its
+upper bound is at most extent k of A. Extents cannot change during a call: compiled code
+only reads arrays, and NumPy refuses to resize an array that the call's arguments hold.
+"""
+
+from __future__ import annotations
+
+from . import ops as O
+
+#: (array value or None for a constant, dimension, offset): extent k of the array + offset.
+Upper = tuple[object, int, int]
+
+
+def _const_int(v: O.Value) -> int | None:
+    if isinstance(v, O.Const) and type(v.value) is int:
+        return v.value
+    return None
+
+
+def _extent(v: O.Value) -> Upper | None:
+    """`v` as "extent k of an array + c", or a constant."""
+    c = _const_int(v)
+    if c is not None:
+        return (None, 0, c)
+    if isinstance(v, O.TupleGet) and isinstance(v.tup, O.Unpack):
+        shape = v.tup.seq
+        if isinstance(shape, O.LoadAttr) and shape.name == "shape":
+            return (shape.obj, v.index, 0)
+    if isinstance(v, O.Subscript) and isinstance(v.obj, O.LoadAttr) and v.obj.name == "shape":
+        k = _const_int(v.index)
+        if k is not None and k >= 0:
+            return (v.obj.obj, k, 0)
+    if isinstance(v, O.Call) and isinstance(v.func, O.Const) and v.func.value is len and len(v.args) == 1:
+        return (v.args[0], 0, 0)
+    if isinstance(v, O.BinOp) and v.op in ("+", "-"):
+        c = _const_int(v.rhs)
+        inner = _extent(v.lhs)
+        if c is not None and inner is not None:
+            return (inner[0], inner[1], inner[2] + (c if v.op == "+" else -c))
+    return None
+
+
+def _range_item(v: O.Value) -> tuple[int, Upper] | None:
+    """(lower bound, exclusive upper bound) of a `for` loop's item over a step-1 range."""
+    if not (isinstance(v, O.IterValue) and isinstance(v.iterator, O.GetIter)):
+        return None
+    rng = v.iterator.iterable
+    if not (isinstance(rng, O.Call) and isinstance(rng.func, O.Const) and rng.func.value is range):
+        return None
+    if len(rng.args) == 1:
+        start, stop = 0, rng.args[0]
+    elif len(rng.args) == 2:
+        start, stop = _const_int(rng.args[0]), rng.args[1]  # type: ignore[assignment]
+        if start is None:
+            return None
+    else:
+        return None  # a step: not worth the cases
+    upper = _extent(stop)
+    return (start, upper) if upper is not None else None
+
+
+def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
+    """(lower bound, exclusive upper bound) of an int value, when known."""
+    found = _range_item(v)
+    if found is not None:
+        return found
+    if isinstance(v, O.BinOp) and v.op in ("+", "-"):
+        c = _const_int(v.rhs)
+        inner = index_bounds(v.lhs)
+        if c is not None and inner is not None:
+            d = c if v.op == "+" else -c
+            lo, (arr, k, off) = inner
+            return lo + d, (arr, k, off + d)
+    return None
+
+
+def in_bounds(index: O.Value, array: O.Value, dim: int) -> bool:
+    """Whether `index` is certainly within ``[0, array.shape[dim])``."""
+    found = index_bounds(index)
+    if found is None:
+        return False
+    lo, (arr, k, off) = found
+    return lo >= 0 and arr is array and k == dim and off <= 0
