@@ -1,0 +1,123 @@
+"""Array kernels: cuvil_bc against Numba and CPython+NumPy, in one process (issue 4).
+
+    python benchmarks/arrays.py [--quick]
+
+Prints per-kernel steady-state times and first-call (compile) times, checks that
+cuvil_bc's result equals CPython's (value and type), and measures the throughput of
+two threads running a compiled kernel at once against one (native code runs with the
+GIL released). Targets (issue 4): steady-state geomean <= 1.0x Numba's, no kernel worse
+than 1.5x, median compile latency <= 0.5x Numba's, 2 threads >= 1.8x one thread.
+A missed target is printed, not an error; a wrong result exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import array_kernels as K  # noqa: E402
+
+import cuvil_bc  # noqa: E402
+
+KERNELS = ["dot", "laplacian_energy", "horner", "pairwise_mean_distance", "count_in_band", "running_max_drawdown"]
+
+
+def best_of(fn, args, repeats: int) -> float:  # type: ignore[no-untyped-def]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn(*args)
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def first_call(fn, args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
+    start = time.perf_counter()
+    result = fn(*args)
+    return time.perf_counter() - start, result
+
+
+def threads_speedup(fn, args, calls: int) -> float:  # type: ignore[no-untyped-def]
+    def work() -> None:
+        for _ in range(calls):
+            fn(*args)
+
+    ones, twos = [], []
+    for _ in range(3):  # alternately, best of three: this machine's speed drifts
+        start = time.perf_counter()
+        work()
+        work()
+        ones.append(time.perf_counter() - start)  # 2 * calls on one thread
+        threads = [threading.Thread(target=work) for _ in range(2)]
+        start = time.perf_counter()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        twos.append(time.perf_counter() - start)  # 2 * calls on two threads
+    return min(ones) / min(twos)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--quick", action="store_true")
+    opts = parser.parse_args()
+    try:
+        import numba
+    except ImportError:
+        numba = None
+    inputs = K.make_inputs(opts.quick)
+    repeats = 3 if opts.quick else 5
+    rows, ratios, compile_ratios, wrong = [], [], [], False
+    for name in KERNELS:
+        fn, args = getattr(K, name), inputs[name]
+        expected_t = best_of(fn, args, 1)
+        expected = fn(*args)
+        compiled = cuvil_bc.compile(fn)
+        first_c, got = first_call(compiled, args)
+        steady_c = best_of(compiled, args, repeats)
+        same = type(got) is type(expected) and repr(got) == repr(expected)
+        wrong |= not same
+        native = compiled.stats["native_calls"] > 0
+        steady_n = first_n = None
+        if numba is not None:
+            jitted = numba.njit(fn)
+            first_n, _ = first_call(jitted, args)
+            steady_n = best_of(jitted, args, repeats)
+            ratios.append(steady_c / steady_n)
+            compile_ratios.append(first_c / first_n)
+        rows.append((name, expected_t, steady_n, steady_c, first_c, first_n, same, native))
+
+    print(f"Python {sys.version.split()[0]}, numba {'absent' if numba is None else numba.__version__}")
+    print(f"{'kernel':24} {'cpython ms':>10} {'numba ms':>9} {'cuvil ms':>9} {'cuvil/numba':>11} {'1st cuvil ms':>12} {'1st numba ms':>12}  flags")
+    for name, cp, sn, sc, fc, fnb, same, native in rows:
+        ratio = f"{sc / sn:10.2f}x" if sn else "          -"
+        flags = ("" if same else "MISMATCH ") + ("" if native else "INTERPRETED")
+        print(f"{name:24} {cp * 1e3:10.1f} {sn * 1e3 if sn else float('nan'):9.2f} {sc * 1e3:9.2f} {ratio} {fc * 1e3:12.1f} {fnb * 1e3 if fnb else float('nan'):12.1f}  {flags}")
+    speed = threads_speedup(cuvil_bc.compile(K.laplacian_energy), inputs["laplacian_energy"], 4 if opts.quick else 8)
+    print(f"2 threads / 1 thread throughput (laplacian_energy, GIL released): {speed:.2f}x")
+    if ratios:
+        geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
+        worst = max(ratios)
+        median_compile = statistics.median(compile_ratios)
+        print("TARGETS")
+        for label, value, target, ok in [
+            ("steady-state geomean cuvil/numba", geo, "<= 1.00x", geo <= 1.0),
+            ("worst kernel cuvil/numba", worst, "<= 1.50x", worst <= 1.5),
+            ("median first-call latency cuvil/numba", median_compile, "<= 0.50x", median_compile <= 0.5),
+            ("2 threads / 1 thread", speed, ">= 1.80x", speed >= 1.8),
+        ]:
+            print(f"  {'PASS' if ok else 'FAIL'}  {label:40} {value:5.2f}x  {target}")
+    print(("  PASS" if not wrong else "  FAIL") + "  all kernels match CPython+NumPy (value and type)")
+    raise SystemExit(1 if wrong else 0)
+
+
+if __name__ == "__main__":
+    main()
