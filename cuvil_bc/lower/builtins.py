@@ -12,19 +12,10 @@ from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
 from ..typing.types import BOOL, FLOAT, INT, ArrayType, TupleType, Type
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
-from .numeric import binop, compare, truth
+from .numeric import binop, compare, deopt_on_float_error, is_finite, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63
-
-
-def _finite(em: Emitter, x: ir.Value) -> ir.Value:
-    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
-
-
-def _not_finite(em: Emitter, x: ir.Value) -> ir.Value:
-    """NaN or an infinity, in one unordered compare."""
-    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
 def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
@@ -176,7 +167,6 @@ def _range(em: Emitter, args: list[Typed], result: Type) -> Typed:
 
 def _libm_unary(name: str) -> Lowering:
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
-        b = em.builder
         x = em.as_float(args[0])
         if name == "sqrt":
             r = em.intrinsic("llvm.sqrt.f64", F64, [x])
@@ -185,14 +175,8 @@ def _libm_unary(name: str) -> Lowering:
         else:
             r = em.libm(name, F64, [x])
         # CPython's math_1: a NaN from a non-NaN argument is a domain error, an
-        # infinity from a finite argument is a domain or range error. Both need a
-        # non-finite result, so only such a result pays for the precise test.
-        def error() -> ir.Value:
-            nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), b.fcmp_ordered("ord", x, x))
-            inf_from_finite = b.and_(b.fcmp_ordered("ord", r, r), _finite(em, x))
-            return b.or_(nan_from_num, inf_from_finite)
-
-        em.deopt_if_refined(_not_finite(em, r), error)
+        # infinity from a finite argument is a domain or range error.
+        deopt_on_float_error(em, r, [x])
         return r, FLOAT
 
     return lower
@@ -200,21 +184,13 @@ def _libm_unary(name: str) -> Lowering:
 
 def _libm_binary(name: str) -> Lowering:
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
-        b = em.builder
         x, y = (em.as_float(a) for a in args)
         if name == "copysign":
             return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
         r = em.libm(name, F64, [x, y])
         if name == "atan2":
             return r, FLOAT
-        def error() -> ir.Value:
-            both_num = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
-            nan_from_num = b.and_(b.fcmp_unordered("uno", r, r), both_num)
-            both_finite = b.and_(_finite(em, x), _finite(em, y))
-            inf_from_finite = b.and_(b.fcmp_ordered("ord", r, r), both_finite)
-            return b.or_(nan_from_num, inf_from_finite)
-
-        em.deopt_if_refined(_not_finite(em, r), error)
+        deopt_on_float_error(em, r, [x, y])
         return r, FLOAT
 
     return lower
@@ -264,7 +240,7 @@ def _classify(kind: str) -> Lowering:
         if kind == "isnan":
             return b.fcmp_unordered("uno", x, x), BOOL
         if kind == "isfinite":
-            return _finite(em, x), BOOL
+            return is_finite(em, x), BOOL
         return b.fcmp_ordered("==", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf)), BOOL
 
     return lower
@@ -285,7 +261,7 @@ def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
     em.deopt_if(b.icmp_signed(">", e, em.i64(100000)))
     em.deopt_if(b.icmp_signed("<", e, em.i64(-100000)))
     r = em.libm("ldexp", F64, [x, b.trunc(e, I32)])
-    em.deopt_if(b.and_(b.not_(_finite(em, r)), _finite(em, x)))  # OverflowError
+    em.deopt_if(b.and_(b.not_(is_finite(em, r)), is_finite(em, x)))  # OverflowError
     return r, FLOAT
 
 

@@ -270,9 +270,32 @@ def _ovf(em: Emitter, module: ir.Module, op: str) -> ir.Function:
     return ir.Function(module, ir.FunctionType(ir.LiteralStructType([I64, I1]), [I64, I64]), name=name)
 
 
-def _is_finite(em: Emitter, x: ir.Value) -> ir.Value:
-    fabs = em.intrinsic("llvm.fabs.f64", F64, [x])
-    return em.builder.fcmp_ordered("<", fabs, em.f64(float("inf")))
+def is_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
+def not_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    """NaN or an infinity, in one unordered compare."""
+    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
+def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]) -> None:
+    """Deopt when `result` is a NaN from numbers (an invalid operation) or an infinity
+    from finite numbers (an overflow or a pole): what CPython's math module raises on
+    and NumPy warns about. Both need a non-finite result, so only such a result pays
+    for the precise test (in a cold block)."""
+    b = em.builder
+
+    def error() -> ir.Value:
+        numbers = finite = ir.Constant(I1, 1)
+        for x in operands:
+            numbers = b.and_(numbers, b.fcmp_ordered("ord", x, x))
+            finite = b.and_(finite, is_finite(em, x))
+        nan_from_numbers = b.and_(b.fcmp_unordered("uno", result, result), numbers)
+        inf_from_finite = b.and_(b.fcmp_ordered("ord", result, result), finite)
+        return b.or_(nan_from_numbers, inf_from_finite)
+
+    em.deopt_if_refined(not_finite(em, result), error)
 
 
 def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
@@ -285,28 +308,10 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
     check = em.float_warning_check if op in ("+", "-", "*") else "precise"
     if result == NP_F64 and check == "conservative":
-        em.deopt_if(_not_finite(em, val))
+        em.deopt_if(not_finite(em, val))
     elif result == NP_F64 and check == "precise":
-        b = em.builder
-        x, y = em.as_float(a), em.as_float(c)
-
-        def warns() -> ir.Value:
-            numbers = b.and_(b.fcmp_ordered("ord", x, x), b.fcmp_ordered("ord", y, y))
-            nan_from_numbers = b.and_(b.fcmp_unordered("uno", val, val), numbers)
-            finite = b.and_(_finite(em, x), _finite(em, y))
-            inf_from_finite = b.and_(b.fcmp_ordered("ord", val, val), finite)
-            return b.or_(nan_from_numbers, inf_from_finite)
-
-        em.deopt_if_refined(_not_finite(em, val), warns)
+        deopt_on_float_error(em, val, [em.as_float(a), em.as_float(c)])
     return val, result
-
-
-def _not_finite(em: Emitter, x: ir.Value) -> ir.Value:
-    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
-
-
-def _finite(em: Emitter, x: ir.Value) -> ir.Value:
-    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
 def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -358,10 +363,10 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     zero = em.f64(0.0)
     em.deopt_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
-    em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(_is_finite(em, y), b.not_(y_int))))
+    em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(is_finite(em, y), b.not_(y_int))))
     r = em.libm("pow", F64, [x, y])
-    overflow = b.and_(b.not_(_is_finite(em, r)), b.fcmp_ordered("==", r, r))
-    em.deopt_if(b.and_(overflow, b.and_(_is_finite(em, x), _is_finite(em, y))))
+    overflow = b.and_(b.not_(is_finite(em, r)), b.fcmp_ordered("==", r, r))
+    em.deopt_if(b.and_(overflow, b.and_(is_finite(em, x), is_finite(em, y))))
     return r
 
 
