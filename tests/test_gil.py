@@ -81,3 +81,61 @@ def test_native_calls_counted_exactly_across_threads() -> None:
         t.join()
     assert f.stats["native_calls"] == 1 + 4 * 2000
     assert f.stats["interpreted_calls"] == 0
+
+
+def grid_energy(m):
+    n, k = m.shape
+    e = 0.0
+    for rep in range(20):
+        for i in range(1, n - 1):
+            for j in range(1, k - 1):
+                d = m[i - 1, j] + m[i + 1, j] - 2.0 * m[i, j]
+                e += d * d
+    return e
+
+
+def test_native_call_with_arrays_releases_the_gil() -> None:
+    # The generic entry (array arguments, tuple results) releases the GIL too.
+    import numpy as np
+
+    m = np.linspace(0.0, 1.0, 300 * 300).reshape(300, 300) ** 2
+    native = cuvil_bc.compile(grid_energy)
+    small = m[:5, :5].copy()
+    assert repr(native(small)) == repr(grid_energy(small))
+    during = _progress_during(lambda: native(m))
+    assert native.stats["native_calls"] == 2, native.explain()
+    assert during > 0, "the counter thread never ran during the native call: the GIL was held"
+
+
+def test_first_calls_from_several_threads_compile_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import numpy as np
+
+    from cuvil_bc import compiler
+
+    compiles = []
+    real = compiler.COMPILER.compile
+
+    def counting(*args, **kwargs):  # type: ignore[no-untyped-def]
+        compiles.append(args[1])
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(compiler.COMPILER, "compile", counting)
+    source = "def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += a[i] * a[i]\n    return s\n"
+    from cuvil_bc.testing import compile_source
+
+    f = compile_source(source)
+    a = np.arange(1000.0)
+    barrier = threading.Barrier(4)
+    results = []
+
+    def first_call() -> None:
+        barrier.wait()
+        results.append(repr(f(a)))
+
+    threads = [threading.Thread(target=first_call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert results == [repr(f.py_func(a))] * 4
+    assert len(compiles) == 1 and f.signatures == ["(array[float64, 1d])"]
