@@ -204,3 +204,36 @@ def test_warnings_inside_expression_chains() -> None:
                 check(CHAIN, a, i, j, k)
     equivalent(CHAIN, st.tuples(arrays("float64", min_dims=1, max_dims=1).filter(lambda x: x.size > 0), st.integers(-1, 0), st.integers(-1, 0), st.integers(-1, 0)), max_examples=150)
     assert native_ran(CHAIN), CHAIN.explain()
+
+
+SCALARS = [np.int64(3), np.int64(-2), np.int64(0), np.int64(2**62), np.float64(2.5), np.float64(-0.0),
+           np.float64(np.nan), np.float64(np.inf), np.float64(1e308)]
+
+
+def _math_functions() -> list[str]:
+    from cuvil_bc.typing.signatures import lookup
+
+    return [n for n in dir(math) if callable(getattr(math, n)) and lookup(getattr(math, n)) is not None]
+
+
+@pytest.mark.parametrize("name", _math_functions())
+def test_math_of_numpy_scalars(name: str) -> None:
+    # math functions see NumPy scalars through __float__ / __index__ / __trunc__, which
+    # differ between np.float64 (a float subclass) and np.int64 (math.trunc and the
+    # exponent of ldexp refuse it): CPython decides, case by case.
+    from cuvil_bc.typing.signatures import lookup
+
+    nargs = lookup(getattr(math, name)).min_args  # type: ignore[union-attr]
+    f = build(f"def f(a):\n    x = a[0]\n    return math.{name}({', '.join(['x'] * nargs)})\n")
+    for value in SCALARS:
+        check(f, np.array([value]))
+
+
+def test_conversions_and_none_comparisons_of_numpy_scalars() -> None:
+    ints = np.array([2**62 + 1, -(2**63), 0, -1], dtype=np.int64)
+    conv = build("def f(a):\n    return int(a[0]), float(a[1]), bool(a[2]), a[0] % a[3], a[1] // a[3], a[1] % -1\n")
+    check(conv, ints)
+    none = build("def f(a):\n    return a[0] == None, a[0] != None, a[0] is None, not a[0]\n")
+    for values in ([1.0], [0.0], [np.nan]):
+        check(none, np.array(values))
+    assert native_ran(none), none.explain()

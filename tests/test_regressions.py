@@ -9,7 +9,7 @@ import pytest
 from hypothesis import strategies as st
 
 import cuvil_bc
-from cuvil_bc.testing import EDGE_INTS, check, equivalent, native_ran, numbers
+from cuvil_bc.testing import EDGE_INTS, INT64_MAX, INT64_MIN, check, compile_source, equivalent, native_ran, numbers
 
 from .plain_functions import assert_with_message, bare_assert
 
@@ -192,3 +192,16 @@ def _uses_range(n):
     for i in range(n):
         s += abs(i - 3)
     return s
+
+
+@pytest.mark.parametrize("c", [0, 1, -1, 2, -2, 3, -3, 7, 2**31, -(2**31), 2**62, -(2**62), 2**63 - 1, -(2**63)])
+def test_multiply_by_constant_at_the_int64_limits(c: int) -> None:
+    # x * constant is guarded by a range test on x (lower/numeric.mul_by_constant), not
+    # by the multiply's overflow flag: every boundary must match CPython's big ints.
+    f = compile_source(f"def f(x):\n    return x * ({c}), ({c}) * x\n")
+    limits = [INT64_MIN, INT64_MAX] + ([INT64_MAX // c, INT64_MIN // c] if c else [])
+    xs = {0, 1, -1, 2, -2, 3, *EDGE_INTS}
+    for base in limits:
+        xs.update({base - 1, base, base + 1})
+    for x in sorted(v for v in xs if INT64_MIN <= v <= INT64_MAX):
+        check(f, x)

@@ -16,16 +16,17 @@ from llvmlite import ir
 
 from ..ir import ops as O
 from ..ir.bounds import in_bounds
+from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
 )
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
-from .numeric import binop, compare, int_mod_is_zero, is_numpy, truth, unary
+from .numeric import binop, compare, int_mod_is_zero, truth, unary
 
 
 class Callee(Protocol):
@@ -178,7 +179,7 @@ class FunctionLowering:
             if divides is not None:
                 val = divides
             else:
-                val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), NP_BOOL if is_numpy(*vs) else BOOL))
+                val = em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), compare_type(op.op, vs[0][1], vs[1][1])))
         elif isinstance(op, O.Truth):
             val = em.split(operands, t, lambda vs: (truth(em, vs[0]), BOOL))
         elif isinstance(op, O.BuildTuple):
@@ -236,7 +237,14 @@ class FunctionLowering:
         sig = lookup(func)
         assert sig is not None, func
         lowering = LOWERINGS[sig.name]
-        return em.split(args, t, lambda vs: lowering(em, vs, _narrow_call(sig.rule, vs, t)))
+
+        def lower(vs: list[Typed]) -> Typed:
+            # Typing only lets NumPy scalars reach the builtins that see them as the
+            # Python numbers they convert to (math functions, float/int/bool).
+            vs = [(v, t.base) if isinstance(t, NpScalar) else (v, t) for v, t in vs]
+            return lowering(em, vs, _narrow_call(sig.rule, vs, t))
+
+        return em.split(args, t, lower)
 
     def divisibility_test(self, op: O.Compare) -> ir.Value | None:
         """``a % b == 0`` (or ``!=``) on ints, lowered without the floor adjustment."""

@@ -19,7 +19,7 @@ from ..ir.function import Function
 from . import rules
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, INT, NONE, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
+    BOOL, BOTTOM, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
     Type, base, join, options, typeof, union_of,
 )
 
@@ -197,6 +197,10 @@ class Inferencer:
         if any(isinstance(t, (NpScalar, ArrayType)) for t in argtypes):
             if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
                 raise Unsupported(f"{sig.name}() of a NumPy value")
+            # np.int64 defines no __trunc__, and ldexp wants a real int exponent: both
+            # raise TypeError in CPython.
+            if (sig.name == "math.trunc" and argtypes[0] == NP_I64) or (sig.name == "math.ldexp" and argtypes[1:] and argtypes[1] == NP_I64):
+                raise Unsupported(f"{sig.name}() of an np.int64 (TypeError in CPython)")
             # math functions and the conversions see NumPy scalars as the Python
             # numbers they convert to (__float__, __int__, __bool__).
             argtypes = tuple(base(t) for t in argtypes)
