@@ -237,3 +237,14 @@ def test_conversions_and_none_comparisons_of_numpy_scalars() -> None:
     for values in ([1.0], [0.0], [np.nan]):
         check(none, np.array(values))
     assert native_ran(none), none.explain()
+
+
+def test_numpy_scalar_arguments() -> None:
+    # NumPy scalars passed in (not read from an array) compile with the same rules.
+    f = build("def f(x, y):\n    s = x * y - x\n    if s > y:\n        s = s / y\n    return s, x == y, -x\n")
+    values = [np.float64(2.5), np.float64(-0.0), np.float64(1e308), np.float64(np.nan), np.int64(3),
+              np.int64(-(2**63)), np.int64(0), 2, 0.5, True]
+    for x in values[:7]:
+        for y in values:
+            check(f, x, y)
+    assert native_ran(f), f.explain()
