@@ -3,7 +3,8 @@
     python benchmarks/arrays.py [--quick]
 
 Prints per-kernel steady-state times and first-call (compile) times, checks that
-cuvil_bc's result equals CPython's (value and type), and measures the throughput of
+cuvil_bc's result equals CPython's (value and type) and, for the kernels that write
+into arrays, that every array ends up with the same contents, and measures the throughput of
 two threads running a compiled kernel at once against one (native code runs with the
 GIL released). Targets (issue 4): steady-state geomean <= 1.0x Numba's, no kernel worse
 than 1.5x, median compile latency <= 0.5x Numba's, 2 threads >= 1.8x one thread.
@@ -26,7 +27,21 @@ import array_kernels as K  # noqa: E402
 
 import cuvil_bc  # noqa: E402
 
-KERNELS = ["dot", "laplacian_energy", "horner", "pairwise_mean_distance", "count_in_band", "running_max_drawdown"]
+KERNELS = ["dot", "laplacian_energy", "horner", "pairwise_mean_distance", "count_in_band", "running_max_drawdown"] + K.WRITERS
+
+
+def fresh(args):  # type: ignore[no-untyped-def]
+    """Copies of the arrays among `args`, for a run whose writes are compared."""
+    return tuple(a.copy() if hasattr(a, "tobytes") else a for a in args)
+
+
+def same_outcome(expected, got, expected_args, got_args) -> bool:  # type: ignore[no-untyped-def]
+    """Same result (value and type) and same final array contents."""
+    if type(got) is not type(expected) or repr(got) != repr(expected):
+        return False
+    return all(
+        a.tobytes() == b.tobytes() if hasattr(a, "tobytes") else True for a, b in zip(expected_args, got_args)
+    )
 
 
 def best_of(fn, args, repeats: int) -> float:  # type: ignore[no-untyped-def]
@@ -78,18 +93,20 @@ def main() -> None:
     rows, ratios, compile_ratios, wrong = [], [], [], False
     for name in KERNELS:
         fn, args = getattr(K, name), inputs[name]
-        expected_t = best_of(fn, args, 1)
-        expected = fn(*args)
+        expected_t = best_of(fn, fresh(args), 1)
+        expected_args = fresh(args)
+        expected = fn(*expected_args)
         compiled = cuvil_bc.compile(fn)
-        first_c, got = first_call(compiled, args)
+        got_args = fresh(args)
+        first_c, got = first_call(compiled, got_args)
         steady_c = best_of(compiled, args, repeats)
-        same = type(got) is type(expected) and repr(got) == repr(expected)
+        same = same_outcome(expected, got, expected_args, got_args)
         wrong |= not same
         native = compiled.stats["native_calls"] > 0
         steady_n = first_n = None
         if numba is not None:
             jitted = numba.njit(fn)
-            first_n, _ = first_call(jitted, args)
+            first_n, _ = first_call(jitted, fresh(args))
             steady_n = best_of(jitted, args, repeats)
             ratios.append(steady_c / steady_n)
             compile_ratios.append(first_c / first_n)

@@ -18,6 +18,10 @@ typedef union { int64_t i; double d; } cb_word;
 typedef struct { void *fn; int64_t calls; } cb_fast_target;
 void cb_set_deopt_line(int32_t line);
 int32_t cb_take_deopt_line(void);
+cb_word *cb_deopt_slots(void);
+void cb_set_deopt_resume(int32_t point);
+int32_t cb_take_deopt_resume(void);
+#define CB_RESUME_SLOTS 1024
 int32_t cb_abi_version(void);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 """

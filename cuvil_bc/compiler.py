@@ -40,6 +40,7 @@ class Specialization:
     guards: list[Guard] = field(default_factory=list)
     callees: list["Specialization"] = field(default_factory=list)
     recursive: bool = False
+    writes: bool = False  # has item assignments: deopts resume the interpreter (resume.py)
     provisional: bool = False
     lowered: bool = False
     entry: str | None = None
@@ -94,6 +95,9 @@ class Compiler:
 
     def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type:
         spec = self.typed(func, argtypes)
+        if spec.writes:
+            # A deopt inside it would have to resume two interpreter frames at once.
+            raise Unsupported(f"a native call to {func.__qualname__}, which writes to arrays")
         if self.stack and spec not in self.stack[-1].callees:
             self.stack[-1].callees.append(spec)
         return spec.return_type
@@ -114,6 +118,7 @@ class Compiler:
         self.stack.append(spec)
         try:
             fn = build_ir(build_cfg(decode(pyfunc.__code__)))
+            spec.writes = fn.writes
             optimize(fn)
             spec.guards = function_guards(pyfunc) + resolve_globals(fn, pyfunc)
             bind_calls(fn)
@@ -173,9 +178,9 @@ class Compiler:
                 assert s.fn is not None
                 try:
                     if s in s.callees:  # calls itself directly
-                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s))
+                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc)
                     else:
-                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s)).run()
+                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc).run()
                 except CompileError as e:
                     raise e.at(s.fn.location())
             spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)

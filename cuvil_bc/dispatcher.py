@@ -19,6 +19,7 @@ import types as pytypes
 import warnings
 from typing import Any, Callable
 
+from . import resume
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, format_signature, parse_signature, typeof
@@ -166,20 +167,31 @@ class Dispatcher:
         return native.box(out)
 
     def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
-        from .lower.runtime import SPECULATIVE_DEOPT
+        from .lower.runtime import SPECULATIVE_DEOPT, take_deopt_resume
 
+        number, words = take_deopt_resume()
         self._counts["deopts"] += 1
-        self._last_deopt = f"guard failed at line {line}; CPython ran the call" if line else "CPython ran the call"
-        if line & SPECULATIVE_DEOPT:
+        speculative = bool(line & SPECULATIVE_DEOPT)
+        line &= ~SPECULATIVE_DEOPT
+        how = "CPython ran the call"
+        if number:
+            point = resume.point(number)
+            how = f"CPython resumed the call at line {point.line}"
+        self._last_deopt = f"guard failed at line {line}; {how}" if line else how
+        if speculative:
             # A guard of an op hoisted above its branch failed, possibly on a path that
-            # did not need the op: CPython runs this call, later ones run native code
-            # compiled without speculation.
-            line &= ~SPECULATIVE_DEOPT
-            self._last_deopt = f"speculated guard failed at line {line}; CPython ran the call, recompiling without speculation"
+            # did not need the op: CPython runs (the rest of) this call, later ones run
+            # native code compiled without speculation.
+            self._last_deopt = f"speculated guard failed at line {line}; {how}, recompiling without speculation"
             self._counts["speculation_failures"] += 1
             for native in list(self._native.values()):
                 COMPILER.stop_speculating(native.spec)
             self._invalidate()
+        if number:
+            # The function writes to memory: the interpreter carries on from the state
+            # native code left, and must not start the call again.
+            self._counts["interpreted_calls"] += 1
+            return point.run(args, words)
         return self._interpret(args, {})
 
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:

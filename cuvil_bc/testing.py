@@ -74,11 +74,15 @@ def run(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[
     return run_with_warnings(fn, args)[:3]  # type: ignore[return-value]
 
 
-def run_with_warnings(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[Any, ...], list[tuple[type, str]]]:
-    """`run`, plus the warnings the call emitted, as (category, message)."""
+def run_with_warnings(
+    fn: Callable[..., Any], args: tuple[Any, ...], *, fresh: bool = True
+) -> tuple[str, Any, tuple[Any, ...], list[tuple[type, str]]]:
+    """`run`, plus the warnings the call emitted, as (category, message). Without
+    `fresh`, `args` are used as they are (the caller made them for this run)."""
     import warnings
 
-    args = _fresh(args)
+    if fresh:
+        args = _fresh(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
@@ -98,8 +102,18 @@ def describe(outcome: tuple[Any, ...]) -> str:
 def check(compiled: Any, *args: Any) -> None:
     """Assert that `compiled` (a dispatcher) and its `py_func` agree on `args`: the
     result or exception, the arguments afterwards, and the warnings emitted."""
-    expected = run_with_warnings(compiled.py_func, args)
-    actual = run_with_warnings(compiled, args)
+    _compare(compiled, args, run_with_warnings(compiled.py_func, args), run_with_warnings(compiled, args))
+
+
+def check_with(compiled: Any, make_args: Callable[[], tuple[Any, ...]]) -> None:
+    """`check` for arguments that must be built together, such as views of one array
+    (aliasing): each run gets its own ``make_args()``, and the arguments compared
+    afterwards are what it returns (views show their base's final contents)."""
+    args = make_args()
+    _compare(compiled, args, run_with_warnings(compiled.py_func, args, fresh=False), run_with_warnings(compiled, make_args(), fresh=False))
+
+
+def _compare(compiled: Any, args: tuple[Any, ...], expected: Any, actual: Any) -> None:
     ok = expected[0] == actual[0] and (
         same_value(expected[1], actual[1]) if expected[0] == "ok" else expected[1] == actual[1]
     )

@@ -90,6 +90,14 @@ def assert_message(x):
     return x
 
 
+def array_writes(a, k):
+    for i in range(len(a)):
+        if a[i] > k:
+            raise ValueError("too big")
+        a[i] = a[i] * 2
+    return k
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -104,4 +112,5 @@ CASES = {
     "fib": "(int)",
     "optional_arg": "(int, None)",
     "assert_message": "(int)",
+    "array_writes": "(array[float64, 1d], float)",
 }

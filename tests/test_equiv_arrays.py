@@ -172,10 +172,10 @@ def test_arrays_are_not_changed_and_references_are_kept() -> None:
 
 
 def test_unsupported_array_uses_fall_back() -> None:
-    writes = build("def f(a):\n    a[0] = 1.0\n    return a[0]\n")
-    a = np.zeros(3)
-    check(writes, a)
+    writes = build("def f(a):\n    a[0] = 1.5\n    return a[0]\n")  # a float into an int64 array
+    check(writes, np.zeros(3, dtype=np.int64))
     assert not native_ran(writes)
+    assert "storing a float into an array[int64, 1d]" in writes.explain()
     for dtype in ("float32", "int32", "uint8", "bool"):
         check(SUM, np.ones(3, dtype=dtype))  # dtypes outside the first increment run in CPython
     returns = build("def f(a):\n    return a\n")

@@ -148,6 +148,8 @@ class _Decoder:
             emit(Op.CONTAINS_OP, bool(arg))
         elif name == "BINARY_SUBSCR":
             emit(Op.BINARY_SUBSCR)
+        elif name == "STORE_SUBSCR":
+            emit(Op.STORE_SUBSCR)
         elif name == "CALL":
             argc = arg
             if arg == 0 and len(self.out) >= 2 and self.out[-2].op is Op.LOAD_ASSERTION_ERROR:

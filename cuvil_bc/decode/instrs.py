@@ -23,6 +23,7 @@ COMPARE_OP              "<", "<=", "==", "!=", ">", ">="              lhs rhs ->
 IS_OP                   True for ``is not``                           lhs rhs -> bool
 CONTAINS_OP             True for ``not in``                           item container -> bool
 BINARY_SUBSCR           None                                          obj index -> value
+STORE_SUBSCR            None                                          value obj index ->
 CALL                    `CallArgs` (positional count, keyword names)  func args... -> value
 BUILD_TUPLE             item count                                    items... -> tuple
 UNPACK_SEQUENCE         item count                                    seq -> item_n ... item_1
@@ -65,6 +66,7 @@ class Op(enum.Enum):
     IS_OP = "IS_OP"
     CONTAINS_OP = "CONTAINS_OP"
     BINARY_SUBSCR = "BINARY_SUBSCR"
+    STORE_SUBSCR = "STORE_SUBSCR"
     CALL = "CALL"
     BUILD_TUPLE = "BUILD_TUPLE"
     UNPACK_SEQUENCE = "UNPACK_SEQUENCE"

@@ -84,7 +84,6 @@ CONSTRUCTS = {
     "PUSH_EXC_INFO": "try/except",
     "BEFORE_WITH": "with statement",
     "STORE_ATTR": "attribute assignment",
-    "STORE_SUBSCR": "item assignment",
     "STORE_GLOBAL": "global statement",
     "IMPORT_NAME": "import inside a function",
     "LOAD_FAST_AND_CLEAR": "comprehension",

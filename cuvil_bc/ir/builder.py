@@ -39,6 +39,9 @@ class _Builder:
             r = d.regions[0]
             raise Unsupported("try/except, with or finally", d.location(r.start))
         self.fn = Function(d.qualname, d.filename, d.firstlineno, [O.Arg(i, n) for i, n in enumerate(d.argnames)])
+        # A function that writes to memory gets resume points (`O.Checkpoint`): a failed
+        # guard must hand the call to the interpreter where it stands, not re-run it.
+        self.fn.writes = any(i.op is I.STORE_SUBSCR for i in d.instrs)
         self.blocks: dict[int, BasicBlock] = {}
         self.exit_state: dict[int, _State] = {}
 
@@ -107,6 +110,19 @@ class _Builder:
         def emit(op: O.Op) -> O.Op:
             return block.append(op, ins.lineno)
 
+        def checkpoint(index: int, line: int | None) -> None:
+            """A resume point before decoded instruction `index`, with the state now."""
+            ins = d.instrs[index]
+            # It must start a CPython instruction (3.11's JUMP_IF_FALSE_OR_POP decodes
+            # to three ops, and its fallthrough starts at the third).
+            starts = index == 0 or d.instrs[index - 1].offset != ins.offset
+            names = list(d.varnames)
+            values = [st.local[n] for n in names] + list(stack)
+            block.append(O.Checkpoint(ins.offset if starts else -1, names, values), line)
+
+        if self.fn.writes:
+            checkpoint(b.start, d.instrs[b.start].lineno)
+
         def pop(n: int) -> list[O.Value]:
             if n == 0:
                 return []
@@ -115,7 +131,7 @@ class _Builder:
             return vals
 
         succ = {s.start: self.blocks.get(s.index) for s in b.succs}
-        for ins in b.instrs(d):
+        for k, ins in enumerate(b.instrs(d), b.start):
             op = ins.op
             if op is I.LOAD_CONST:
                 stack.append(O.Const(ins.arg))
@@ -153,6 +169,10 @@ class _Builder:
             elif op is I.BINARY_SUBSCR:
                 obj, index = pop(2)
                 stack.append(emit(O.Subscript(obj, index)))
+            elif op is I.STORE_SUBSCR:
+                value, obj, index = pop(3)
+                emit(O.StoreItem(obj, index, value))
+                checkpoint(k + 1, ins.lineno)
             elif op is I.CALL:
                 call = ins.arg
                 args = pop(call.argc)  # type: ignore[attr-defined]

@@ -53,6 +53,7 @@ class Function:
         self.firstlineno = firstlineno
         self.args = args
         self.blocks: list[BasicBlock] = []
+        self.writes = False  # has item assignments: see ops.Checkpoint
 
     @property
     def entry(self) -> BasicBlock:

@@ -209,6 +209,42 @@ class Subscript(_Operands):
         self.obj, self.index = obj, index
 
 
+class StoreItem(_Operands):
+    """``obj[index] = value``."""
+
+    slots = ("obj", "index", "value")
+    pure = False
+
+    def __init__(self, obj: Value, index: Value, value: Value) -> None:
+        self.obj, self.index, self.value = obj, index, value
+
+
+class Checkpoint(Op):
+    """A resume point of a function that writes to memory: the interpreter can take
+    the call over at bytecode byte `offset` with local `names[k]` holding `values[k]`
+    and the operand stack holding `values[len(names):]` (bottom first).
+
+    A guard that fails after a checkpoint (and before the next one) resumes there: see
+    `cuvil_bc/resume.py`. The builder puts one at the start of every block and after
+    every write; between two of them nothing is written, so the interpreter can redo
+    that stretch. It keeps its values alive, and passes never remove it."""
+
+    pure = False
+
+    def __init__(self, offset: int, names: list[str], values: list[Value]) -> None:
+        self.offset, self.names, self.values = offset, names, values
+
+    @property
+    def stack(self) -> list[Value]:
+        return self.values[len(self.names) :]
+
+    def operands(self) -> list[Value]:
+        return list(self.values)
+
+    def replace_operand(self, old: Value, new: Value) -> None:
+        self.values = [new if v is old else v for v in self.values]
+
+
 class Narrow(_Operands):
     """`value`, in a block that only a ``value is None`` test (``is_none``) or a
     ``value is not None`` test (not ``is_none``) leads to: typing narrows its type."""
@@ -307,5 +343,6 @@ class OpVisitor:
 
 ALL_OPS: tuple[type[Op], ...] = (
     Phi, BinOp, UnaryOp, Compare, Truth, LoadGlobal, LoadAttr, Call, BuildTuple, Unpack,
-    TupleGet, Subscript, Narrow, GetIter, IterValue, Jump, Branch, ForIter, Return, Raise,
+    TupleGet, Subscript, StoreItem, Checkpoint, Narrow, GetIter, IterValue, Jump, Branch, ForIter,
+    Return, Raise,
 )

@@ -85,6 +85,12 @@ def op_text(op: O.Op, name: Namer) -> str:
         return f"tupleget {name(op.tup)}[{op.index}]"
     if isinstance(op, O.Subscript):
         return f"subscript {name(op.obj)}[{name(op.index)}]"
+    if isinstance(op, O.StoreItem):
+        return f"setitem {name(op.obj)}[{name(op.index)}] = {name(op.value)}"
+    if isinstance(op, O.Checkpoint):
+        state = [f"{n}={name(v)}" for n, v in zip(op.names, op.values) if not isinstance(v, O.Undef)]
+        state += [f"stack{k}={name(v)}" for k, v in enumerate(op.stack)]
+        return f"checkpoint ({args(state)})" if op.offset >= 0 else f"checkpoint unusable ({args(state)})"
     if isinstance(op, O.Narrow):
         return f"narrow {name(op.value)} {'is' if op.is_none else 'is not'} None"
     if isinstance(op, O.GetIter):

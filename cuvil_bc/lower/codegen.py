@@ -21,7 +21,7 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType, base,
 )
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
@@ -68,9 +68,17 @@ class FunctionLowering:
     itself go to that symbol instead (see `lower_recursive`)."""
 
     def __init__(
-        self, module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, self_calls: str | None = None
+        self,
+        module: ir.Module,
+        fn: Function,
+        symbol: str,
+        ret: Type,
+        resolver: CalleeResolver,
+        self_calls: str | None = None,
+        pyfunc: object = None,
     ) -> None:
         self.fn = fn
+        self.pyfunc = pyfunc  # what a resume point hands back to (functions that write)
         self.ret = ret
         self.resolver = resolver
         self.symbol = symbol
@@ -82,6 +90,8 @@ class FunctionLowering:
         self.phis: list[tuple[O.Phi, ir.PhiInstr]] = []
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[ir.Value, ir.Block]] = {}
         self.uses = fn.uses()
+        self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
+        self.em.precise = fn.writes
 
     def run(self) -> ir.Function:
         for a, llarg in zip(self.fn.args, self.llfn.args):
@@ -93,16 +103,25 @@ class FunctionLowering:
         self.em.builder.position_at_end(self.em.alloca_block)
         if self.calls_python_functions():
             self.em.line = self.fn.firstlineno
+            if self.fn.writes:
+                first = next(op for op in order[0].ops if isinstance(op, O.Checkpoint))
+                self.em.resume = ResumeState(self, first, list(first.values))
             self.em.deopt_if(self.em.builder.icmp_unsigned(">", self.depth, ir.Constant(I32, MAX_DEPTH)))
         self.em.builder.branch(self.blocks[order[0]])
         for block in order:
             self.em.builder.position_at_end(self.blocks[block])
+            self.em.resume = None
             if isinstance(block.terminator, O.Raise):
                 self.em.line = block.terminator.line or self.fn.firstlineno
-                self.em.builder.branch(self.em.deopt_block())  # CPython raises it
+                if not self.fn.writes:
+                    self.em.builder.branch(self.em.deopt_block())  # CPython raises it
+                elif block is order[0]:
+                    self.em.builder.branch(self.raise_exit(block, None))
+                else:
+                    self.em.builder.unreachable()  # its predecessors go to raise_exit
                 continue
             for op in block.ops:
-                if not isinstance(op, O.Phi):
+                if not isinstance(op, O.Phi) and not self.fn.writes:
                     self.early_divisor_guards(block)
                     break
             for op in block.ops:
@@ -166,6 +185,15 @@ class FunctionLowering:
             return
         if isinstance(op, O.ControlOp):
             self.lower_control(op)
+            return
+        if isinstance(op, O.Checkpoint):
+            first = self.em.resume is None
+            self.em.resume = ResumeState(self, op, list(op.values))
+            if first:
+                self.early_divisor_guards(op.block)  # type: ignore[arg-type]
+            return
+        if isinstance(op, O.StoreItem):
+            self.array_store(self.get(op.obj), self.get(op.index), self.get(op.value), op)
             return
         t: Type = op.type  # type: ignore[assignment]
         operands = [self.get(v) for v in op.operands()]
@@ -231,7 +259,10 @@ class FunctionLowering:
             ok = em.block("callee.ok")
             b.cbranch(failed, bail, ok).set_weights([1, 1 << 20])
             b.position_at_end(bail)
-            b.ret(b.insert_value(ir.Constant(self.llfn.return_value.type, ir.Undefined), status, 0))
+            if self.fn.writes:
+                b.branch(em.deopt_block(keep_line=True))  # resume this function's caller state
+            else:
+                b.ret(b.insert_value(ir.Constant(self.llfn.return_value.type, ir.Undefined), status, 0))
             b.position_at_end(ok)
             return em.coerce(b.extract_value(pair, 1), callee.return_type, t)
         sig = lookup(func)
@@ -275,16 +306,23 @@ class FunctionLowering:
         if not chains(op):
             return "precise"
         users = self.uses.get(op, [])
-        if users and all(chains(u) and u.block is op.block for u in users):
+        if users and all(chains(u) and u.block is op.block and not self.checkpoint_between(op, u) for u in users):
             return "none"
         if any(chains(v) and self.float_warning_check(v) == "none" for v in (op.lhs, op.rhs)):  # type: ignore[arg-type]
             return "conservative"
         return "precise"
 
-    def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
-        """``a[i]`` / ``a[i, j, ...]``: negative indices count from the end; an index out
-        of bounds deopts (CPython raises NumPy's IndexError). Indices that `ir/bounds.py`
-        proves in bounds (a loop over ``range(a.shape[k])``) are used as they are."""
+    def checkpoint_between(self, first: O.Op, later: O.Op) -> bool:
+        """Whether a resume point lies between two ops of one block: a deopt at `later`
+        would then resume after `first`, which the interpreter does not redo."""
+        ops = first.block.ops  # type: ignore[union-attr]
+        return any(isinstance(op, O.Checkpoint) for op in ops[ops.index(first) + 1 : ops.index(later)])
+
+    def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem) -> ir.Value:
+        """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the end;
+        an index out of bounds deopts (CPython raises NumPy's IndexError). Indices that
+        `ir/bounds.py` proves in bounds (a loop over ``range(a.shape[k])``) are used as
+        they are."""
         em, b = self.em, self.em.builder
         val, t = array
         assert isinstance(t, ArrayType)
@@ -301,10 +339,24 @@ class FunctionLowering:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
             address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
-        element = llvm_type(t.item)
-        load = b.load(b.inttoptr(address, element.as_pointer()))
+        return b.inttoptr(address, llvm_type(t.item).as_pointer())
+
+    def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
+        load = self.em.builder.load(self.element_pointer(array, index, op))
         load.align = 1  # strided views need not be aligned
         return load
+
+    def array_store(self, array: Typed, index: Typed, value: Typed, op: O.StoreItem) -> None:
+        """``a[i] = value``, converted to the array's dtype as NumPy converts it (an int
+        or bool into float64 rounds to nearest, as the C conversion does)."""
+        em = self.em
+        t = array[1]
+        assert isinstance(t, ArrayType)
+        ptr = self.element_pointer(array, index, op)
+        v = (value[0], base(value[1]))
+        item = em.as_float(v) if t.dtype == "float64" else em.as_int(v)
+        store = em.builder.store(item, ptr)
+        store.align = 1
 
     def array_attribute(self, array: Typed, name: str) -> ir.Value:
         em, b = self.em, self.em.builder
@@ -381,6 +433,7 @@ class FunctionLowering:
         b = em.builder
         block = op.block
         assert block is not None
+        target = lambda succ: self.target(succ, block)  # noqa: E731
         for succ in op.successors():
             if isinstance(succ.terminator, O.Raise):
                 continue  # lowered as a bare deopt: its phis are never built
@@ -389,24 +442,24 @@ class FunctionLowering:
                 val, t = self.get(src)
                 self.phi_inputs[(phi, block)] = (em.coerce(val, t, phi.type), b.block)  # type: ignore[arg-type]
         if isinstance(op, O.Jump):
-            b.branch(self.blocks[op.target])
+            b.branch(target(op.target))
         elif isinstance(op, O.Branch):
             cond, t = self.get(op.cond)
             assert t == BOOL, t
-            b.cbranch(cond, self.blocks[op.if_true], self.blocks[op.if_false])
+            b.cbranch(cond, target(op.if_true), target(op.if_false))
         elif isinstance(op, O.ForIter):
             state = self.get(op.iterator)[0]
             field = lambda i: b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])  # noqa: E731
             remaining = b.load(field(2))
             more = b.icmp_unsigned("!=", remaining, em.i64(0))
             step_block = em.block("foriter.next")
-            b.cbranch(more, step_block, self.blocks[op.exit])
+            b.cbranch(more, step_block, target(op.exit))
             b.position_at_end(step_block)
             cur = b.load(field(0))
             b.store(cur, field(3))
             b.store(b.add(cur, b.load(field(1))), field(0))  # wraps only after the last item
             b.store(b.sub(remaining, em.i64(1)), field(2))
-            b.branch(self.blocks[op.body])
+            b.branch(target(op.body))
         elif isinstance(op, O.Return):
             val, t = self.get(op.value)
             pair = ir.Constant(self.llfn.return_value.type, [ir.Constant(I32, 0), ir.Constant(llvm_type(self.ret), ir.Undefined)])
@@ -417,13 +470,134 @@ class FunctionLowering:
             raise AssertionError(type(op).__name__)
 
 
-def lower_recursive(module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver) -> None:
+    def target(self, succ: BasicBlock, pred: BasicBlock) -> ir.Block:
+        """The LLVM block that the edge pred -> succ goes to."""
+        if self.fn.writes and isinstance(succ.terminator, O.Raise):
+            return self.raise_exit(succ, pred)
+        return self.blocks[succ]
+
+    def raise_exit(self, block: BasicBlock, pred: BasicBlock | None) -> ir.Block:
+        """Where a function that writes goes instead of a block that raises: resume at
+        the block's start, with its phis and narrowings seen from `pred` (the block's
+        own ops are not typed: see `infer`), and let the interpreter raise."""
+        key = (block, pred)
+        found = self.raise_exits.get(key)
+        if found is not None:
+            return found
+
+        def seen(v: O.Value) -> O.Value:
+            if isinstance(v, O.Phi) and v.block is block and pred is not None:
+                return seen(v.value_for(pred))
+            if isinstance(v, O.Narrow) and v.block is block:
+                return seen(v.value)
+            return v
+
+        checkpoint = next(op for op in block.ops if isinstance(op, O.Checkpoint))
+        em = self.em
+        saved = em.resume, em.line
+        em.resume = ResumeState(self, checkpoint, [seen(v) for v in checkpoint.values])
+        em.line = block.terminator.line or self.fn.firstlineno
+        found = em.deopt_block()
+        em.resume, em.line = saved
+        self.raise_exits[key] = found
+        return found
+
+
+class ResumeState:
+    """The state a deoptimisation after `checkpoint` hands to the interpreter: writes
+    the checkpoint's `values` as resume words and reports its resume point (see
+    `cuvil_bc/resume.py`). Registered on first use."""
+
+    def __init__(self, lowering: FunctionLowering, checkpoint: O.Checkpoint, values: list[O.Value]) -> None:
+        self.lowering = lowering
+        self.checkpoint = checkpoint
+        self.values = values
+        self.number: int | None = None
+
+    def key(self) -> object:
+        return (id(self.checkpoint), tuple(map(id, self.values)))
+
+    def emit(self) -> None:
+        """Store the state and report the point, at the builder's position."""
+        from .. import resume
+        from ..errors import Unsupported
+
+        lw, em = self.lowering, self.lowering.em
+        b = em.builder
+        cp = self.checkpoint
+        if cp.offset < 0 or lw.pyfunc is None:
+            raise Unsupported("a guard at a point the interpreter cannot resume from", lw.fn.location(cp))
+        slots: list[resume.Slot] = []
+        stores: list[tuple[ir.Value, Type, int]] = []
+        used = 0
+        for v in self.values:
+            t = value_type(v)
+            if isinstance(v, O.Undef):
+                slots.append(resume.Slot("unbound"))
+            elif isinstance(v, O.Const):
+                slots.append(resume.Slot("const", v.value))
+            elif isinstance(v, O.Arg) and isinstance(t, ArrayType):
+                slots.append(resume.Slot("arg", v.index))
+            elif t == BOTTOM:
+                slots.append(resume.Slot("const", None))  # never reached
+            else:
+                n = resume.words(t)
+                if n is None:
+                    raise Unsupported(f"resuming the interpreter with a {t} live", lw.fn.location(cp))
+                slots.append(resume.Slot("words", t, used))
+                stores.append((lw.get(v)[0], t, used))
+                used += n
+        from .runtime import RESUME_SLOTS
+
+        if used > RESUME_SLOTS:
+            raise Unsupported("too many live values to resume the interpreter", lw.fn.location(cp))
+        if self.number is None:
+            names = tuple(cp.names)
+            self.number = resume.register(
+                resume.ResumePoint(lw.pyfunc, cp.offset, cp.line or lw.fn.firstlineno, names, tuple(slots))  # type: ignore[arg-type]
+            )
+        words = b.call(em.declare("cb_deopt_slots", I64.as_pointer(), []), [])
+        for val, t, index in stores:
+            store_words(b, words, val, t, index)
+        b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32]), [ir.Constant(I32, self.number)])
+
+
+def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:
+    """Store `val` (of type `t`) as 64-bit words from ``out[index]`` on, in the
+    boundary layout of `ltypes.py` (a range iterator: next value, step, items left);
+    return the index after them."""
+    if isinstance(t, NpScalar):
+        t = t.base
+    if t in (BOOL, INT, FLOAT):
+        word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
+        b.store(word, b.gep(out, [ir.Constant(I64, index)]))
+        return index + 1
+    if t == RANGE_ITER:
+        for k in range(3):
+            field = b.load(b.gep(val, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+            b.store(field, b.gep(out, [ir.Constant(I64, index + k)]))
+        return index + 3
+    if isinstance(t, TupleType):
+        for i, item in enumerate(t.items):
+            index = store_words(b, out, b.extract_value(val, i), item, index)
+        return index
+    if isinstance(t, UnionType):
+        index = store_words(b, out, b.zext(b.extract_value(val, 0), I64), INT, index)
+        for i, opt in enumerate(t.options):
+            index = store_words(b, out, b.extract_value(val, i + 1), opt, index)
+        return index
+    return index
+
+
+def lower_recursive(
+    module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None
+) -> None:
     """Lower a function that calls itself as two copies that call each other: LLVM
     inlines the private copy into the public one, so each native call does the work
     of two levels of the recursion (the depth count still goes up by one a level)."""
     twin = f"{symbol}.twin"
-    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin).run()
-    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol).run().linkage = "internal"
+    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc).run()
+    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc).run().linkage = "internal"
 
 
 def _narrow(result: object, vs: list[Typed], op: str) -> Type:
@@ -489,25 +663,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     pair = b.call(declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
     status = b.extract_value(pair, 0)
     with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
-        index = 0
-
-        def store(val: ir.Value, t: Type) -> None:
-            nonlocal index
-            if isinstance(t, NpScalar):
-                t = t.base
-            if t in (BOOL, INT, FLOAT):
-                word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
-                b.store(word, b.gep(out_words, [ir.Constant(I64, index)]))
-                index += 1
-            elif isinstance(t, TupleType):
-                for i, item in enumerate(t.items):
-                    store(b.extract_value(val, i), item)
-            elif isinstance(t, UnionType):
-                store(b.zext(b.extract_value(val, 0), I64), INT)
-                for i, opt in enumerate(t.options):
-                    store(b.extract_value(val, i + 1), opt)
-
-        store(b.extract_value(pair, 1), ret)
+        store_words(b, out_words, b.extract_value(pair, 1), ret, 0)
     b.ret(status)
     return name
 

@@ -34,6 +34,11 @@ class Emitter:
         self.line = 0
         self.speculative = False  # lowering an op hoisted by ir/passes/speculate.py
         self.float_warning_check = "precise"  # for np.float64 arithmetic (codegen.float_warning_check)
+        #: A function that writes to memory deopts by resuming the interpreter (see
+        #: cuvil_bc/resume.py) at `resume`, the last resume point lowered (a
+        #: `codegen.ResumeState`); one that only reads re-runs the call.
+        self.precise = False
+        self.resume: object = None
 
     # -- helpers ------------------------------------------------------------------
 
@@ -66,22 +71,36 @@ class Emitter:
         fn = self.declare(name, ret, [a.type for a in args])
         return self.builder.call(fn, args)
 
-    def deopt_block(self) -> ir.Block:
-        """A block that records the current line and returns DEOPT (one per line)."""
+    def deopt_block(self, keep_line: bool = False) -> ir.Block:
+        """A block that records the current line and returns DEOPT (one per line and,
+        in a function that writes, resume point). With `keep_line` (a callee failed
+        and recorded its own), the line is left as it is."""
+        from ..errors import Unsupported
+
         code = self.line | SPECULATIVE if self.speculative else self.line
-        blk = self._deopt_blocks.get(code)
+        if keep_line:
+            code = -1
+        key: object = code
+        if self.precise:
+            if self.resume is None:
+                raise Unsupported(f"a guard before any resume point (line {self.line})")
+            key = (code, self.resume.key())  # type: ignore[attr-defined]
+        blk = self._deopt_blocks.get(key)
         if blk is None:
             blk = self.block(f"deopt.{self.line}" + (".speculative" if self.speculative else ""))
             with self.builder.goto_block(blk):
-                setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
-                self.builder.call(setter, [ir.Constant(I32, code)])
+                if not keep_line:
+                    setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
+                    self.builder.call(setter, [ir.Constant(I32, code)])
+                if self.precise:
+                    self.resume.emit()  # type: ignore[attr-defined]
                 ret = self.func.return_value.type
                 if isinstance(ret, ir.LiteralStructType):  # a compiled function's {status, result}
                     members = [ir.Constant(I32, DEOPT), ir.Constant(ret.elements[1], ir.Undefined)]
                     self.builder.ret(ir.Constant(ret, members))
                 else:
                     self.builder.ret(ir.Constant(I32, DEOPT))
-            self._deopt_blocks[code] = blk
+            self._deopt_blocks[key] = blk
         return blk
 
     def deopt_if(self, cond: ir.Value) -> None:

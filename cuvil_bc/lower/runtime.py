@@ -16,7 +16,7 @@ from .._runtime import ffi, lib  # type: ignore[import-not-found]
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 2
+ABI_VERSION = 3
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -40,7 +40,7 @@ def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
 
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
-RUNTIME_SYMBOLS = frozenset({"cb_math_call", "cb_set_deopt_line"})
+RUNTIME_SYMBOLS = frozenset({"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume"})
 _registered = False
 
 
@@ -60,3 +60,12 @@ SPECULATIVE_DEOPT = 1 << 30
 
 def take_deopt_line() -> int:
     return int(lib.cb_take_deopt_line())
+
+
+#: Words of resume state native code may store (CB_RESUME_SLOTS in csrc/runtime.h).
+RESUME_SLOTS = int(lib.CB_RESUME_SLOTS)
+
+
+def take_deopt_resume() -> tuple[int, object]:
+    """The resume point of this thread's last deoptimisation (0: none) and its words."""
+    return int(lib.cb_take_deopt_resume()), lib.cb_deopt_slots()

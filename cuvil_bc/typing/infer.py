@@ -19,7 +19,7 @@ from ..ir.function import Function
 from . import rules
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
     Type, base, join, options, typeof, union_of,
 )
 
@@ -116,6 +116,10 @@ class Inferencer:
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
             return _split(ts, lambda *a: self.item_type(op, *a))
+        if isinstance(op, O.StoreItem):
+            return _split(ts, store_type)
+        if isinstance(op, O.Checkpoint):
+            return NONE  # its values may be unbound or of any type: the lowering checks
         if isinstance(op, O.Narrow):
             if ts[0] == BOTTOM:
                 return BOTTOM
@@ -209,13 +213,28 @@ class Inferencer:
 
 def array_item_type(seq: ArrayType, index: Type | None) -> Type:
     """``a[i]`` or ``a[i, j, ...]``: one integer index per dimension gives an element."""
-    if index == INT and seq.ndim == 1:
+    # An np.int64 index (an element of an int64 array) indexes as the int it holds.
+    if index in (INT, NP_I64) and seq.ndim == 1:
         return seq.item
-    if isinstance(index, TupleType) and len(index.items) == seq.ndim and all(t == INT for t in index.items):
+    if isinstance(index, TupleType) and len(index.items) == seq.ndim and all(t in (INT, NP_I64) for t in index.items):
         return seq.item
     if index == BOOL or (isinstance(index, TupleType) and BOOL in index.items):
         raise Unsupported("an array indexed by a bool (a mask in NumPy)")
     raise Unsupported(f"{seq} indexed by {index} (only one integer per dimension compiles)")
+
+
+def store_type(seq: Type, index: Type, value: Type) -> Type:
+    """``a[i] = value``: one integer index per dimension, and a value that NumPy
+    converts to the array's dtype the way native code does."""
+    if not isinstance(seq, ArrayType):
+        raise Unsupported(f"item assignment to a {seq}")
+    if seq.readonly:
+        raise Unsupported("assignment to a read-only array (ValueError in NumPy)")
+    array_item_type(seq, index)
+    allowed = (INT, BOOL, NP_I64, NP_BOOL) + ((FLOAT, NP_F64) if seq.dtype == "float64" else ())
+    if value not in allowed:
+        raise Unsupported(f"storing a {value} into an {seq}")
+    return NONE
 
 
 #: Attributes of arrays that compile, and their types.

@@ -64,13 +64,16 @@ NP_BOOL = NpScalar("bool")
 
 @dataclass(frozen=True)
 class ArrayType(Type):
-    """A NumPy array argument (read only, any layout): data pointer, shape, strides."""
+    """A NumPy array argument (any layout): data pointer, shape, strides. `readonly`
+    arrays (``a.flags.writeable`` false) are a separate type, so that code writing to
+    one is not compiled for it (CPython raises ValueError at the write)."""
 
     dtype: str  # "float64" or "int64"
     ndim: int
+    readonly: bool = False
 
     def __str__(self) -> str:
-        return f"array[{self.dtype}, {self.ndim}d]"
+        return f"array[{self.dtype}, {self.ndim}d{', readonly' if self.readonly else ''}]"
 
     @property
     def item(self) -> NpScalar:
@@ -187,7 +190,7 @@ def _numpy_typeof(value: object) -> Type | None:
             raise Unsupported(f"array of dtype {dtype}")
         if not 1 <= value.ndim <= MAX_NDIM:
             raise Unsupported(f"array of {value.ndim} dimensions")
-        return ArrayType(dtype.name, value.ndim)
+        return ArrayType(dtype.name, value.ndim, not value.flags.writeable)
     for np_type, t in ((np.float64, NP_F64), (np.int64, NP_I64), (np.bool_, NP_BOOL)):
         if type(value) is np_type:
             return t
@@ -195,7 +198,8 @@ def _numpy_typeof(value: object) -> Type | None:
 
 
 def parse_signature(text: str) -> tuple[Type, ...]:
-    """Parse ``"(int, float)"`` or ``"(tuple[int, float], None)"`` into argument types."""
+    """Parse ``"(int, float)"``, ``"(tuple[int, float], None)"`` or
+    ``"(array[float64, 2d], int)"`` into argument types."""
     names = {"int": INT, "float": FLOAT, "bool": BOOL, "None": NONE}
     pos = 0
     text = text.strip()
@@ -204,6 +208,13 @@ def parse_signature(text: str) -> tuple[Type, ...]:
         nonlocal pos
         while text[pos] == " ":
             pos += 1
+        if text.startswith("array[", pos):
+            end = text.index("]", pos)
+            dtype, ndim, *flags = (p.strip() for p in text[pos + len("array[") : end].split(","))
+            pos = end + 1
+            if dtype not in ARRAY_DTYPES or not ndim.endswith("d") or flags not in ([], ["readonly"]):
+                raise ValueError(f"cannot parse an array type in signature {text!r}")
+            return ArrayType(dtype, int(ndim[:-1]), bool(flags))
         if text.startswith("tuple[", pos):
             pos += len("tuple[")
             items = []

@@ -51,8 +51,14 @@ def _cheap(op: O.Op) -> bool:
     return isinstance(op, O.Truth)
 
 
+def _body(arm: BasicBlock) -> list[O.Op]:
+    """The arm's ops but its resume points, which stay where they are: a hoisted op's
+    guard resumes at the head's last one, before the branch, which is as valid."""
+    return [op for op in arm.ops[:-1] if not isinstance(op, O.Checkpoint)]
+
+
 def _hoistable(arm: BasicBlock, head: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> bool:
-    body = arm.ops[:-1]
+    body = _body(arm)
     return (
         arm is not head
         and preds.get(arm) == [head]
@@ -72,9 +78,9 @@ def run(fn: Function) -> bool:
         for arm in (term.if_true, term.if_false):
             if not _hoistable(arm, head, preds):
                 continue
-            for op in arm.ops[:-1]:
+            for op in _body(arm):
                 op.speculative = True
                 head.insert(len(head.ops) - 1, op)
-            del arm.ops[:-1]
+                arm.ops.remove(op)
             changed = True
     return changed

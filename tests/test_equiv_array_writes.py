@@ -1,0 +1,288 @@
+"""Compiled functions that write to NumPy arrays (issue 4, section 2: exact side effects).
+
+A function that writes cannot be re-run when a guard fails: the interpreter resumes it
+where native code stopped (`cuvil_bc/resume.py`). Every check compares, against CPython
+running the same function with NumPy: the result or exception, the warnings, and the
+final contents of every argument. A write applied twice, or one missing, shows up as
+different contents.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import cuvil_bc
+from cuvil_bc.errors import CompileError
+from cuvil_bc.testing import arrays, check, check_with, compile_source, equivalent, native_ran, numbers
+
+
+def build(src: str, **extra):  # type: ignore[no-untyped-def]
+    return compile_source(src, np=np, **extra)
+
+
+SCALE = build(
+    """
+def f(a, k):
+    for i in range(len(a)):
+        a[i] = a[i] * k
+    return a[0] if len(a) else 0
+"""
+)
+
+PREFIX = build(
+    """
+def f(a):
+    for i in range(1, len(a)):
+        a[i] = a[i - 1] + a[i]
+"""
+)
+
+STENCIL = build(
+    """
+def f(src, dst):
+    n, m = src.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            dst[i, j] = 0.25 * (src[i - 1, j] + src[i + 1, j] + src[i, j - 1] + src[i, j + 1])
+    return n * m
+"""
+)
+
+HISTOGRAM = build(
+    """
+def f(idx, hist):
+    for i in range(len(idx)):
+        hist[idx[i] % len(hist)] += 1
+    return len(idx)
+"""
+)
+
+REVERSE = build(
+    """
+def f(a):
+    n = len(a)
+    for i in range(n // 2):
+        a[i], a[n - 1 - i] = a[n - 1 - i], a[i]
+    return n
+"""
+)
+
+MIXED = build(
+    """
+def f(a, x, flag):
+    for i in range(len(a)):
+        if i % 3 == 0:
+            a[i] = x
+        elif i % 3 == 1:
+            a[i] = flag
+        else:
+            a[-i] = i * i
+    return a[-1]
+"""
+)
+
+
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_in_place_kernels_match_cpython(dtype: str) -> None:
+    equivalent(SCALE, st.tuples(arrays(dtype), numbers()), max_examples=120)
+    equivalent(PREFIX, st.tuples(arrays(dtype)), max_examples=120)
+    equivalent(REVERSE, st.tuples(arrays(dtype, max_dims=1)), max_examples=60)
+    equivalent(MIXED, st.tuples(arrays(dtype, max_dims=1), numbers(), st.booleans()), max_examples=120)
+    a = np.arange(7, dtype=dtype)
+    check(SCALE, a, 3)
+    check(PREFIX, a)
+    check(REVERSE, a)
+    check(MIXED, a, 5, True)
+    # Overflow mid-way: NumPy wraps int64 with a warning, float64 goes to inf with one;
+    # both are handed to the interpreter after earlier writes, which must not repeat.
+    big = np.array([2**62, 2**62, 2**62, 5]) if dtype == "int64" else np.array([1e308, 1e308, 1.0, 2.0])
+    check(PREFIX, big)
+    check(SCALE, big, 3)
+    assert native_ran(SCALE) and native_ran(PREFIX) and native_ran(REVERSE) and native_ran(MIXED)
+
+
+def test_stencil_and_histogram_match_cpython() -> None:
+    equivalent(STENCIL, st.tuples(arrays("float64", min_dims=2), arrays("float64", min_dims=2)), max_examples=150)
+    src = np.random.default_rng(1).random((6, 7))
+    check(STENCIL, src, np.zeros((6, 7)))
+    check(STENCIL, src, np.zeros((3, 7)))  # dst too small: IndexError after some writes
+    equivalent(HISTOGRAM, st.tuples(arrays("int64", max_dims=1), arrays("int64", max_dims=1)), max_examples=150)
+    check(HISTOGRAM, np.arange(-20, 20, dtype=np.int64), np.zeros(5, dtype=np.int64))
+    assert native_ran(STENCIL) and native_ran(HISTOGRAM)
+
+
+def test_writes_happen_once_when_a_late_guard_fails() -> None:
+    late = build(
+        """
+def f(a, x):
+    for i in range(3):
+        a[0] += 1
+    return x * x
+"""
+    )
+    a = np.zeros(2, dtype=np.int64)
+    late(a, 3)
+    assert a[0] == 3 and native_ran(late)
+    check(late, np.zeros(2, dtype=np.int64), 2**40)  # x * x needs a big int: resumed
+    assert late.stats["deopts"] >= 1
+    assert "resumed the call at line" in late.explain()
+
+
+def test_guards_failing_mid_loop() -> None:
+    grows = build(
+        """
+def f(a, x):
+    p = x
+    for i in range(len(a)):
+        p = p * p + 1
+        a[i] = p % 1000
+    return p % 1000
+"""
+    )
+    divides = build(
+        """
+def f(a, d):
+    t = 0
+    for i in range(len(a)):
+        a[i] = t
+        d = d - 1
+        t = 1000 // d
+    return t
+"""
+    )
+    warns = build(
+        """
+def f(a, x):
+    for i in range(len(a)):
+        a[i] = a[i] / x + i
+    return a[0] if len(a) else 0.0
+"""
+    )
+    a = np.zeros(8, dtype=np.int64)
+    check(grows, a, 3)  # p overflows int64 after a few iterations
+    check(divides, a, 4)  # ZeroDivisionError at i == 3, after three writes
+    check(warns, np.ones(5), 0.0)  # NumPy's division-by-zero warning, then inf writes
+    check(warns, np.ones(5), 2.0)
+    equivalent(grows, st.tuples(arrays("int64", max_dims=1), st.integers(-5, 5)), max_examples=60)
+    equivalent(divides, st.tuples(arrays("float64", max_dims=1), st.integers(-3, 8)), max_examples=60)
+    assert native_ran(grows) and native_ran(divides) and native_ran(warns)
+
+
+def test_raise_after_writes() -> None:
+    capped = build(
+        """
+def f(a, k):
+    for i in range(len(a)):
+        if a[i] > k:
+            raise ValueError("too big")
+        a[i] = a[i] + 1
+    return 0
+"""
+    )
+    check(capped, np.arange(10.0), 4.0)
+    check(capped, np.arange(10.0), 40.0)
+    equivalent(capped, st.tuples(arrays("float64"), numbers(bools=False)), max_examples=80)
+    assert native_ran(capped)
+
+
+def test_while_loop_and_unbound_locals() -> None:
+    stride = build(
+        """
+def f(a, step):
+    i = 0
+    while i < len(a):
+        a[i] = 1000 // (step - 2)
+        last = a[i] * 2
+        i += step
+    return i
+"""
+    )
+    check(stride, np.zeros(9), 3)
+    check(stride, np.zeros(9), 2)  # ZeroDivisionError while `last` is still unbound
+    check(stride, np.zeros(0), 2)
+    check(stride, np.zeros(9, dtype=np.int64), 2**63 - 5)  # i + step overflows int64
+    assert native_ran(stride)
+
+
+def test_native_callee_deopt_resumes_the_caller() -> None:
+    ns: dict = {}
+    exec("def helper(x):\n    return x * x\n", ns)
+    caller = build(
+        """
+def f(a, x):
+    for i in range(len(a)):
+        a[i] = helper(x + i) % 7
+    return x
+""",
+        helper=ns["helper"],
+    )
+    check(caller, np.zeros(6, dtype=np.int64), 5)
+    check(caller, np.zeros(6, dtype=np.int64), 2**31 + 5)  # helper overflows int64 at i == 0
+    check(caller, np.zeros(6, dtype=np.int64), 3037000497)  # ... only from i == 3 on
+    assert native_ran(caller)
+
+
+def test_writing_callee_is_not_called_natively() -> None:
+    ns: dict = {"np": np}
+    exec("def fill(a, v):\n    for i in range(len(a)):\n        a[i] = v\n    return v\n", ns)
+    outer = build("def f(a):\n    return fill(a, 2) + 1\n", fill=ns["fill"])
+    check(outer, np.zeros(3))
+    assert not native_ran(outer)
+    assert "writes to arrays" in outer.explain()
+    strict = cuvil_bc.compile(outer.py_func, strict=True)
+    with pytest.raises(CompileError, match="writes to arrays"):
+        strict(np.zeros(3))
+
+
+def test_read_only_destination_runs_in_cpython() -> None:
+    a = np.arange(4.0)
+    a.flags.writeable = False
+    check(SCALE, a, 2.0)  # ValueError: assignment destination is read-only
+    fill = build("def f(src, dst):\n    for i in range(len(src)):\n        dst[i] = src[i]\n    return 0\n")
+    check(fill, a, np.zeros(4))  # reading a read-only array is fine
+    assert native_ran(fill)
+
+
+SHIFT = build(
+    """
+def f(src, dst):
+    for i in range(min(len(src), len(dst))):
+        dst[i] = src[i] + 1
+    return 0
+"""
+)
+
+
+def _overlapping(kind: str, n: int, dtype: str):  # type: ignore[no-untyped-def]
+    base = np.arange(n, dtype=dtype)
+    if kind == "same":
+        return (base, base)
+    if kind == "forward":
+        return (base[:-1], base[1:])  # each write feeds the next read
+    if kind == "backward":
+        return (base[1:], base[:-1])
+    if kind == "reversed":
+        return (base, base[::-1])
+    return (base[::2], base[1::2])  # interleaved: no overlap
+
+
+@pytest.mark.parametrize("kind", ["same", "forward", "backward", "reversed", "interleaved"])
+@pytest.mark.parametrize("dtype", ["float64", "int64"])
+def test_aliased_arguments(kind: str, dtype: str) -> None:
+    for n in (0, 1, 2, 7, 64):
+        check_with(SHIFT, lambda: _overlapping(kind, n, dtype))
+        check_with(PREFIX, lambda: (_overlapping(kind, n, dtype)[1],))
+    assert native_ran(SHIFT)
+
+
+@settings(max_examples=60, deadline=None, database=None)
+@given(n=st.integers(0, 40), lo=st.integers(0, 10), hi=st.integers(0, 10), step=st.sampled_from([1, 2, -1]))
+def test_aliased_views_property(n: int, lo: int, hi: int, step: int) -> None:
+    def make():  # type: ignore[no-untyped-def]
+        base = np.arange(n, dtype=np.float64)
+        return (base[lo:][::step], base[hi:])
+
+    check_with(SHIFT, make)
