@@ -205,3 +205,27 @@ def test_multiply_by_constant_at_the_int64_limits(c: int) -> None:
         xs.update({base - 1, base, base + 1})
     for x in sorted(v for v in xs if INT64_MIN <= v <= INT64_MAX):
         check(f, x)
+
+
+def test_int_divisor_guard_in_a_block_that_starts_with_phis() -> None:
+    """The zero-divisor test moved to a block's entry went before the block's phis,
+    which LLVM rejects: the function ran interpreted (found while adding the bounds
+    guards of issue 4)."""
+    from cuvil_bc.testing import check, compile_source, native_ran
+
+    f = compile_source(
+        """
+def f(a, b):
+    s = 0
+    for i in range(a):
+        if i % 3 == 0:
+            x = 1
+        else:
+            x = 2
+        s += x + i // b
+    return s
+"""
+    )
+    check(f, 10, 3)
+    check(f, 10, 0)
+    assert native_ran(f)

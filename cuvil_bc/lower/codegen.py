@@ -15,7 +15,7 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
-from ..ir.bounds import in_bounds
+from ..ir.bounds import in_bounds, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -87,10 +87,12 @@ class FunctionLowering:
         self.em = Emitter(module, self.llfn)
         self.values: dict[O.Value, ir.Value] = {}
         self.blocks: dict[BasicBlock, ir.Block] = {}
-        self.phis: list[tuple[O.Phi, ir.PhiInstr]] = []
-        self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[ir.Value, ir.Block]] = {}
+        self.phis: list[tuple[O.Phi, list[ir.PhiInstr]]] = []  # one LLVM phi per scalar member
+        self.pending_phis: list[tuple[O.Phi, list[ir.PhiInstr]]] = []  # aggregates to rebuild
+        self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
+        self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
 
     def run(self) -> ir.Function:
@@ -120,21 +122,37 @@ class FunctionLowering:
                 else:
                     self.em.builder.unreachable()  # its predecessors go to raise_exit
                 continue
+            after_phis = False
             for op in block.ops:
-                if not isinstance(op, O.Phi) and not self.fn.writes:
-                    self.early_divisor_guards(block)
-                    break
-            for op in block.ops:
+                if not after_phis and not isinstance(op, O.Phi):
+                    after_phis = True  # LLVM wants a block's phis first: guards go after them
+                    self.assemble_phis()
+                    if not self.fn.writes:  # (a function that writes: at its first checkpoint)
+                        self.early_divisor_guards(block)
+                        self.early_bounds_guards(block)
                 self.em.line = op.line or self.fn.firstlineno
                 self.em.speculative = op.speculative
                 self.lower(op)
             self.em.speculative = False
-        for phi, llphi in self.phis:
+        for phi, llphis in self.phis:
             for pred, _ in phi.incoming:
                 if pred in self.blocks:
-                    val, blk = self.phi_inputs[(phi, pred)]
-                    llphi.add_incoming(val, blk)
+                    vals, blk = self.phi_inputs[(phi, pred)]
+                    for llphi, val in zip(llphis, vals):
+                        llphi.add_incoming(val, blk)
         return self.llfn
+
+    def assemble_phis(self) -> None:
+        """Rebuild the aggregates (unions, tuples) whose phis were split into one phi
+        per scalar member: LLVM's loop analyses see through scalar phis (a union's tag
+        that is constant after the first iteration), not through aggregate ones."""
+        b = self.em.builder
+        for op, leaves in self.pending_phis:
+            val = ir.Constant(llvm_type(op.type), ir.Undefined)  # type: ignore[arg-type]
+            for path, leaf in zip(_leaf_paths(llvm_type(op.type)), leaves):  # type: ignore[arg-type]
+                val = b.insert_value(val, leaf, path)
+            self.values[op] = val
+        self.pending_phis = []
 
     def calls_python_functions(self) -> bool:
         import types as pytypes
@@ -179,9 +197,15 @@ class FunctionLowering:
         b = self.em.builder
         em = self.em
         if isinstance(op, O.Phi):
-            llphi = b.phi(llvm_type(op.type))  # type: ignore[arg-type]
-            self.phis.append((op, llphi))
-            self.values[op] = llphi
+            lltype = llvm_type(op.type)  # type: ignore[arg-type]
+            if isinstance(lltype, ir.LiteralStructType):
+                leaves = [b.phi(_leaf_type(lltype, path)) for path in _leaf_paths(lltype)]
+                self.phis.append((op, leaves))
+                self.pending_phis.append((op, leaves))
+            else:
+                llphi = b.phi(lltype)
+                self.phis.append((op, [llphi]))
+                self.values[op] = llphi
             return
         if isinstance(op, O.ControlOp):
             self.lower_control(op)
@@ -191,6 +215,7 @@ class FunctionLowering:
             self.em.resume = ResumeState(self, op, list(op.values))
             if first:
                 self.early_divisor_guards(op.block)  # type: ignore[arg-type]
+                self.early_bounds_guards(op.block)  # type: ignore[arg-type]
             return
         if isinstance(op, O.StoreItem):
             self.array_store(self.get(op.obj), self.get(op.index), self.get(op.value), op)
@@ -335,11 +360,47 @@ class FunctionLowering:
         address = b.extract_value(val, 0)
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
-            if source is None or not in_bounds(source, op.obj, k):
+            if (source is None or not in_bounds(source, op.obj, k)) and (op, k) not in self.prechecked:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
             address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
         return b.inttoptr(address, llvm_type(t.item).as_pointer())
+
+    def early_bounds_guards(self, block: BasicBlock) -> None:
+        """Bounds-check, on entry to the block, the array indices that lie in
+        ``[lo, upper)`` with ``lo >= 0`` (a loop over *another* array's extent, or a
+        constant one: see `ir/bounds.py`): the test ``upper > extent`` is
+        loop-invariant, so LLVM moves it out of the loop, where the per-index test
+        would stay in it. It is conservative: it fails when the loop *could* step out
+        of bounds, maybe before it does, or on a path that skips the access. A
+        deoptimisation allows that: the interpreter then does exactly what CPython
+        does (re-running a call that only reads, or resuming one that writes at the
+        block's resume point, before anything in the block has run)."""
+        em, b = self.em, self.em.builder
+        for op in block.ops:
+            if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
+                continue
+            if isinstance(op.obj, O.Op) and op.obj.block is block:
+                continue
+            t = value_type(op.obj)
+            items = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+            for k, index in enumerate(items):
+                if k >= t.ndim or in_bounds(index, op.obj, k):  # type: ignore[attr-defined]
+                    continue
+                found = index_bounds(index)
+                if found is None or found[0] < 0:
+                    continue
+                arr, dim, off = found[1]
+                if arr is not None and (
+                    not isinstance(value_type(arr), ArrayType) or (isinstance(arr, O.Op) and arr.block is block)
+                ):
+                    continue
+                upper = em.i64(off) if arr is None else b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))
+                extent = b.extract_value(self.get(op.obj)[0], 1 + k)
+                em.line = op.line or self.fn.firstlineno
+                em.speculative = False
+                em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds")
+                self.prechecked.add((op, k))
 
     def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
         load = self.em.builder.load(self.element_pointer(array, index, op))
@@ -440,7 +501,13 @@ class FunctionLowering:
             for phi in succ.phis():
                 src = phi.value_for(block)
                 val, t = self.get(src)
-                self.phi_inputs[(phi, block)] = (em.coerce(val, t, phi.type), b.block)  # type: ignore[arg-type]
+                val = em.coerce(val, t, phi.type)  # type: ignore[arg-type]
+                lltype = llvm_type(phi.type)  # type: ignore[arg-type]
+                if isinstance(lltype, ir.LiteralStructType):
+                    vals = [b.extract_value(val, path) for path in _leaf_paths(lltype)]
+                else:
+                    vals = [val]
+                self.phi_inputs[(phi, block)] = (vals, b.block)
         if isinstance(op, O.Jump):
             b.branch(target(op.target))
         elif isinstance(op, O.Branch):
@@ -598,6 +665,19 @@ def lower_recursive(
     twin = f"{symbol}.twin"
     FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc).run()
     FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc).run().linkage = "internal"
+
+
+def _leaf_paths(t: ir.Type, prefix: tuple[int, ...] = ()) -> list[list[int]]:
+    """The index paths of the scalar members of a (nested) literal struct."""
+    if not isinstance(t, ir.LiteralStructType):
+        return [list(prefix)]
+    return [p for k, e in enumerate(t.elements) for p in _leaf_paths(e, prefix + (k,))]
+
+
+def _leaf_type(t: ir.Type, path: list[int]) -> ir.Type:
+    for k in path:
+        t = t.elements[k]  # type: ignore[attr-defined]
+    return t
 
 
 def _narrow(result: object, vs: list[Typed], op: str) -> Type:

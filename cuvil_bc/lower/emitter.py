@@ -71,23 +71,25 @@ class Emitter:
         fn = self.declare(name, ret, [a.type for a in args])
         return self.builder.call(fn, args)
 
-    def deopt_block(self, keep_line: bool = False) -> ir.Block:
+    def deopt_block(self, keep_line: bool = False, distinct: str = "") -> ir.Block:
         """A block that records the current line and returns DEOPT (one per line and,
         in a function that writes, resume point). With `keep_line` (a callee failed
-        and recorded its own), the line is left as it is."""
+        and recorded its own), the line is left as it is. A `distinct` name gives a
+        block of its own, which LLVM does not merge with the others' branches: a guard
+        on a loop-invariant condition then stays separate and can leave the loop."""
         from ..errors import Unsupported
 
         code = self.line | SPECULATIVE if self.speculative else self.line
         if keep_line:
             code = -1
-        key: object = code
+        key: object = (code, distinct)
         if self.precise:
             if self.resume is None:
                 raise Unsupported(f"a guard before any resume point (line {self.line})")
-            key = (code, self.resume.key())  # type: ignore[attr-defined]
+            key = (code, distinct, self.resume.key())  # type: ignore[attr-defined]
         blk = self._deopt_blocks.get(key)
         if blk is None:
-            blk = self.block(f"deopt.{self.line}" + (".speculative" if self.speculative else ""))
+            blk = self.block(f"deopt.{self.line}" + (".speculative" if self.speculative else "") + (f".{distinct}" if distinct else ""))
             with self.builder.goto_block(blk):
                 if not keep_line:
                     setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
@@ -103,10 +105,10 @@ class Emitter:
             self._deopt_blocks[key] = blk
         return blk
 
-    def deopt_if(self, cond: ir.Value) -> None:
+    def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path)."""
         ok = self.block("ok")
-        br = self.builder.cbranch(cond, self.deopt_block(), ok)
+        br = self.builder.cbranch(cond, self.deopt_block(distinct=distinct), ok)
         br.set_weights([1, 1 << 20])
         self.builder.position_at_end(ok)
 
