@@ -19,6 +19,13 @@ typedef struct { void *fn; int64_t calls; } cb_fast_target;
 void cb_set_deopt_line(int32_t line);
 int32_t cb_take_deopt_line(void);
 cb_word *cb_deopt_slots(void);
+int64_t cb_alloc(int64_t nbytes);
+void *cb_data(int64_t meminfo);
+void cb_incref(int64_t meminfo);
+void cb_decref(int64_t meminfo);
+int64_t cb_live_allocations(void);
+void cb_release_data(void *data);
+void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int64_t itemsize, int64_t *out);
 void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 #define CB_RESUME_SLOTS 1024

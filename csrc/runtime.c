@@ -1,6 +1,98 @@
 /* See runtime.h. */
 #include "runtime.h"
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
+#define CB_ALIGN 64
+
+typedef struct {
+    _Atomic int64_t refcount;
+    void *block; /* what malloc returned */
+} cb_header;
+
+static _Atomic int64_t live_allocations = 0;
+
+int64_t cb_alloc(int64_t nbytes) {
+    if (nbytes < 0) return 0;
+    size_t need = sizeof(cb_header) + CB_ALIGN + (size_t)nbytes;
+    if ((uint64_t)nbytes > (uint64_t)INT64_MAX - need) return 0;
+    void *block = malloc(need);
+    if (block == NULL) return 0;
+    uintptr_t data = ((uintptr_t)block + sizeof(cb_header) + CB_ALIGN - 1) & ~(uintptr_t)(CB_ALIGN - 1);
+    cb_header *h = (cb_header *)(data - sizeof(cb_header));
+    h->block = block;
+    atomic_init(&h->refcount, 1);
+    atomic_fetch_add(&live_allocations, 1);
+    return (int64_t)(uintptr_t)h;
+}
+
+void *cb_data(int64_t meminfo) { return (char *)(uintptr_t)meminfo + sizeof(cb_header); }
+
+void cb_incref(int64_t meminfo) {
+    if (meminfo > 0) atomic_fetch_add(&((cb_header *)(uintptr_t)meminfo)->refcount, 1);
+}
+
+void cb_decref(int64_t meminfo) {
+    if (meminfo <= 0) return;
+    cb_header *h = (cb_header *)(uintptr_t)meminfo;
+    if (atomic_fetch_sub(&h->refcount, 1) == 1) {
+        free(h->block);
+        atomic_fetch_sub(&live_allocations, 1);
+    }
+}
+
+void cb_release_data(void *data) { cb_decref((int64_t)((uintptr_t)data - sizeof(cb_header))); }
+
+static int contiguous(int64_t ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize, int fortran) {
+    int64_t expected = itemsize;
+    for (int64_t k = 0; k < ndim; k++) {
+        int64_t i = fortran ? k : ndim - 1 - k;
+        if (shape[i] == 1) continue;
+        if (strides[i] != expected) return 0;
+        expected *= shape[i];
+    }
+    return 1;
+}
+
+void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int64_t itemsize, int64_t *out) {
+    int64_t order[8];
+    int64_t size = 1;
+    for (int64_t i = 0; i < ndim; i++) {
+        order[i] = i;
+        size *= shape[i];
+    }
+    if (size == 0) {
+        for (int64_t i = 0; i < ndim; i++) out[i] = 0;
+        return;
+    }
+    if (like != NULL && !contiguous(ndim, shape, like, itemsize, 0)) {
+        if (contiguous(ndim, shape, like, itemsize, 1)) {
+            for (int64_t i = 0; i < ndim; i++) order[i] = ndim - 1 - i;
+        } else { /* stable insertion sort by decreasing |stride| */
+            for (int64_t i = 1; i < ndim; i++) {
+                int64_t v = order[i], j = i;
+                int64_t sv = like[v] < 0 ? -like[v] : like[v];
+                while (j > 0) {
+                    int64_t u = order[j - 1];
+                    int64_t su = like[u] < 0 ? -like[u] : like[u];
+                    if (su >= sv) break;
+                    order[j] = u;
+                    j--;
+                }
+                order[j] = v;
+            }
+        }
+    }
+    int64_t acc = itemsize;
+    for (int64_t k = ndim - 1; k >= 0; k--) { /* order[k]: outermost first */
+        out[order[k]] = acc;
+        acc *= shape[order[k]];
+    }
+}
+
+int64_t cb_live_allocations(void) { return atomic_load(&live_allocations); }
+
 /* Thread-local: native code runs without the GIL, possibly on several threads. */
 static _Thread_local int32_t deopt_line = 0;
 static _Thread_local int32_t deopt_resume = 0;
@@ -24,4 +116,4 @@ int32_t cb_take_deopt_resume(void) {
     return point;
 }
 
-int32_t cb_abi_version(void) { return 3; }
+int32_t cb_abi_version(void) { return 4; }

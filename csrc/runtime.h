@@ -29,6 +29,25 @@ typedef struct { void *fn; int64_t calls; } cb_fast_target;
 /* Words of resume state a thread can hold: a resume point needing more is not compiled. */
 #define CB_RESUME_SLOTS 1024
 
+/* Memory that native code allocates for arrays: a header (an atomic reference count)
+ * followed by the data, 64-byte aligned. A "meminfo" is the header's address as an
+ * int64; an array that native code did not allocate (a caller's argument) carries a
+ * meminfo <= 0 instead, and the reference-count functions ignore it. They are atomic:
+ * native code runs without the GIL. */
+int64_t cb_alloc(int64_t nbytes);
+void *cb_data(int64_t meminfo);
+void cb_incref(int64_t meminfo);
+void cb_decref(int64_t meminfo);
+int64_t cb_live_allocations(void);
+/* Drop the reference of the allocation whose data starts at `data` (what a returned
+ * array's owner object calls when Python frees it). */
+void cb_release_data(void *data);
+/* The strides, in bytes, that NumPy gives a new array of `shape` made "like" a
+ * prototype with strides `like` (order 'K': C order if the prototype is C-contiguous,
+ * else Fortran order if it is F-contiguous, else its axes sorted by decreasing |stride|;
+ * all zero for a zero-size array). `like` NULL: C order. */
+void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int64_t itemsize, int64_t *out);
+
 void cb_set_deopt_line(int32_t line);
 cb_word *cb_deopt_slots(void);
 void cb_set_deopt_resume(int32_t point);

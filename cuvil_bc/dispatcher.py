@@ -164,7 +164,7 @@ class Dispatcher:
         if status:
             return self._deopt(args, _take_deopt_line())
         self._counts["native_calls"] += 1
-        return native.box(out)
+        return native.box(out, args)
 
     def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
         from .lower.runtime import SPECULATIVE_DEOPT, take_deopt_resume

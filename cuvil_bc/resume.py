@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .typing.types import (
-    BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, TupleType, Type, UnionType,
+    BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, TupleType, Type, UnionType,
 )
 
 #: Marks an unbound local in a rebuilt state.
@@ -34,12 +34,15 @@ UNBOUND = object()
 
 @dataclass(frozen=True)
 class Slot:
-    """How to rebuild one value: ``("words", type, first word)``, ``("const", value)``,
-    ``("arg", index)`` or ``("unbound",)``."""
+    """How to rebuild one value: ``("words", type, first word, owns)``,
+    ``("const", value)``, ``("arg", index)`` or ``("unbound",)``. A natively allocated
+    array in words comes with a reference that the rebuilt ndarray takes over when
+    `owns` (the first slot of each owning value)."""
 
     kind: str
     arg: Any = None
     offset: int = 0
+    owns: bool = False
 
 
 def words(t: Type) -> int | None:
@@ -51,6 +54,8 @@ def words(t: Type) -> int | None:
         return 0
     if t == RANGE_ITER:
         return 3  # next value, step, items left
+    if isinstance(t, ArrayType):
+        return 2 + 2 * t.ndim
     if isinstance(t, TupleType):
         parts = [words(i) for i in t.items]
         return None if None in parts else sum(parts)  # type: ignore[arg-type]
@@ -60,7 +65,35 @@ def words(t: Type) -> int | None:
     return None
 
 
-def _rebuild(t: Type, w: Any, k: int) -> Any:
+class _Arrays:
+    """Rebuilds arrays of one resume state: an argument by its index, native memory as
+    one ndarray per allocation (two locals naming one array stay one object)."""
+
+    def __init__(self, args: tuple[Any, ...]) -> None:
+        self.args = args
+        self.made: dict[int, Any] = {}
+
+    def get(self, w: Any, k: int, t: ArrayType, owns: bool) -> Any:
+        from .lower.boxing import owned_array
+        from .lower.runtime import lib
+
+        meminfo = int(w[k + 1 + 2 * t.ndim].i)
+        if meminfo < 0:
+            return self.args[-meminfo - 1]
+        found = self.made.get(meminfo)
+        if found is not None:
+            if owns:
+                lib.cb_decref(meminfo)  # a second owner of the same memory
+            return found
+        if not owns:
+            lib.cb_incref(meminfo)
+        shape = tuple(int(w[k + 1 + i].i) for i in range(t.ndim))
+        strides = tuple(int(w[k + 1 + t.ndim + i].i) for i in range(t.ndim))
+        self.made[meminfo] = found = owned_array(int(w[k].i), shape, strides, t.dtype)
+        return found
+
+
+def _rebuild(t: Type, w: Any, k: int, arrays: _Arrays | None = None, owns: bool = False) -> Any:
     import numpy as np
 
     if t == INT:
@@ -79,6 +112,9 @@ def _rebuild(t: Type, w: Any, k: int) -> Any:
         return None
     if t == UNDEF:
         return UNBOUND
+    if isinstance(t, ArrayType):
+        assert arrays is not None
+        return arrays.get(w, k, t, owns)
     if t == RANGE_ITER:
         cur, step, left = int(w[k].i), int(w[k + 1].i), int(w[k + 2].i)
         # The same items as the native iterator has left (`left` is unsigned there).
@@ -87,7 +123,7 @@ def _rebuild(t: Type, w: Any, k: int) -> Any:
     if isinstance(t, TupleType):
         out = []
         for item in t.items:
-            out.append(_rebuild(item, w, k))
+            out.append(_rebuild(item, w, k, arrays, owns))
             k += words(item)  # type: ignore[operator]
         return tuple(out)
     assert isinstance(t, UnionType), t
@@ -95,7 +131,7 @@ def _rebuild(t: Type, w: Any, k: int) -> Any:
     k += 1
     for i, opt in enumerate(t.options):
         if i == tag:
-            return _rebuild(opt, w, k)
+            return _rebuild(opt, w, k, arrays, owns)
         k += words(opt)  # type: ignore[operator]
     raise AssertionError(f"bad union tag {tag} for {t}")
 
@@ -126,9 +162,10 @@ class ResumePoint:
 
     def run(self, args: tuple[Any, ...], w: Any) -> Any:
         values = []
+        arrays = _Arrays(args)
         for slot in self.slots:
             if slot.kind == "words":
-                values.append(_rebuild(slot.arg, w, slot.offset))
+                values.append(_rebuild(slot.arg, w, slot.offset, arrays, slot.owns))
             elif slot.kind == "const":
                 values.append(slot.arg)
             elif slot.kind == "arg":

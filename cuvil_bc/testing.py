@@ -35,11 +35,15 @@ EDGE_BOOLS: tuple[bool, ...] = (True, False)
 
 def same_value(a: Any, b: Any) -> bool:
     """Equal values of the same type; floats by repr (distinguishes -0.0, matches NaN);
-    arrays by dtype, shape and contents (bit for bit)."""
+    arrays by dtype, shape, strides (the layout), writeability and contents (bit for
+    bit)."""
     if type(a) is not type(b):
         return False
     if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":
-        return bool(a.dtype == b.dtype and a.shape == b.shape and a.tobytes() == b.tobytes())
+        return bool(
+            a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
+            and a.flags.writeable == b.flags.writeable and a.tobytes() == b.tobytes()
+        )
     if isinstance(a, float):
         return repr(a) == repr(b)
     if isinstance(a, tuple):

@@ -16,7 +16,30 @@ from .ltypes import words
 _NUMPY_BOX = {NP_F64: "_np.float64(o[{k}].d)", NP_I64: "_np.int64(o[{k}].i)", NP_BOOL: "_np.bool_(o[{k}].i != 0)"}
 
 
+def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int) -> Any:
+    """The array whose words start at ``o[k]``: a caller's argument (meminfo -(i + 1)),
+    or a new ndarray over native memory, taking over the result's reference to it."""
+    meminfo = o[k + 1 + 2 * ndim].i
+    if meminfo < 0:
+        return args[-meminfo - 1]
+    return owned_array(o[k].i, tuple(o[k + 1 + i].i for i in range(ndim)), tuple(o[k + 1 + ndim + i].i for i in range(ndim)), dtype)
+
+
+def owned_array(data: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> Any:
+    """An ndarray over native memory at `data`, which keeps that memory alive: its
+    buffer holds a cffi object whose destructor drops the reference (cb_release_data)."""
+    import numpy as np
+
+    from .._runtime import ffi, lib  # type: ignore[import-not-found]
+
+    owner = ffi.gc(ffi.cast("char *", data), lib.cb_release_data)
+    nbytes = 0 if 0 in shape else sum((n - 1) * abs(st) for n, st in zip(shape, strides)) + 8
+    return np.ndarray(shape, dtype, buffer=ffi.buffer(owner, nbytes), strides=strides)
+
+
 def _result_expr(t: Type, offset: int) -> str:
+    if isinstance(t, ArrayType):
+        return f"_box_array(o, {offset}, a, {t.dtype!r}, {t.ndim})"
     if t in _NUMPY_BOX:
         return _NUMPY_BOX[t].format(k=offset)
     if t == INT:
@@ -59,9 +82,10 @@ def _arg_exprs(t: Type, expr: str) -> list[str]:
     return []
 
 
-def make_boxer(t: Type) -> Callable[[Any], Any]:
-    namespace: dict[str, Any] = {}
-    source = f"def box(o):\n    return {_result_expr(t, 0)}\n"
+def make_boxer(t: Type) -> Callable[..., Any]:
+    """``box(o, a)``: the result from the output words `o` of a call with arguments `a`."""
+    namespace: dict[str, Any] = {"_box_array": box_array}
+    source = f"def box(o, a=()):\n    return {_result_expr(t, 0)}\n"
     if "_np." in source:
         import numpy
 

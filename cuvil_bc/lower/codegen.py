@@ -21,11 +21,14 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType, base,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, TupleType, Type, UnionType,
+    base,
 )
+from ..typing.creation import creator_name
+from . import arrays, refcount
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
-from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type
+from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 
 
@@ -94,6 +97,13 @@ class FunctionLowering:
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
+        # Arrays allocated natively: references held (see refcount.py).
+        self.track = any(refcount.is_owned(op) for op in fn.ops())
+        self.liveness = refcount.Liveness(fn) if self.track else None
+        self.order = {op: k for k, op in enumerate(fn.ops())}
+        self.held: list[O.Op] = []
+        self.em.on_deopt = self.release_for_deopt if self.track else None
+        self.em.held_key = lambda: tuple(id(v) for v in self.held)
 
     def run(self) -> ir.Function:
         for a, llarg in zip(self.fn.args, self.llfn.args):
@@ -113,9 +123,10 @@ class FunctionLowering:
         for block in order:
             self.em.builder.position_at_end(self.blocks[block])
             self.em.resume = None
+            self.held = []
             if isinstance(block.terminator, O.Raise):
                 self.em.line = block.terminator.line or self.fn.firstlineno
-                if not self.fn.writes:
+                if not (self.fn.writes or self.track):
                     self.em.builder.branch(self.em.deopt_block())  # CPython raises it
                 elif block is order[0]:
                     self.em.builder.branch(self.raise_exit(block, None))
@@ -123,16 +134,30 @@ class FunctionLowering:
                     self.em.builder.unreachable()  # its predecessors go to raise_exit
                 continue
             after_phis = False
-            for op in block.ops:
+            releases: dict[int, list[O.Op]] = {}
+            if self.liveness is not None:
+                live = self.liveness.live_in[block]
+                self.held = sorted((v for v in live if v.block is not block), key=self.order.__getitem__)
+                releases = self.liveness.releases(block)
+            deferred: list[O.Op] = []  # released after the phis
+            for k, op in enumerate(block.ops):
                 if not after_phis and not isinstance(op, O.Phi):
                     after_phis = True  # LLVM wants a block's phis first: guards go after them
                     self.assemble_phis()
+                    self.release(deferred)
                     if not self.fn.writes:  # (a function that writes: at its first checkpoint)
                         self.early_divisor_guards(block)
                         self.early_bounds_guards(block)
                 self.em.line = op.line or self.fn.firstlineno
                 self.em.speculative = op.speculative
                 self.lower(op)
+                if self.track and refcount.is_owned(op):
+                    self.held.append(op)
+                if k in releases:
+                    if isinstance(op, O.Phi):
+                        deferred.extend(releases[k])
+                    else:
+                        self.release(releases[k])
             self.em.speculative = False
         for phi, llphis in self.phis:
             for pred, _ in phi.incoming:
@@ -154,11 +179,26 @@ class FunctionLowering:
             self.values[op] = val
         self.pending_phis = []
 
+    def release(self, values: list[O.Op]) -> None:
+        """Drop the references these held values own (their last use is behind us)."""
+        for v in values:
+            if v in self.held:
+                self.held.remove(v)
+                refcount.decref(self.em.builder, self.values[v], v.type)  # type: ignore[arg-type]
+
+    def release_for_deopt(self, handed: set[O.Value]) -> None:
+        """On a deopt path: drop every held reference but those `handed` to the
+        interpreter with the resume state (the builder is in the deopt block)."""
+        for v in self.held:
+            if v not in handed:
+                refcount.decref(self.em.builder, self.values[v], v.type)  # type: ignore[arg-type]
+
     def calls_python_functions(self) -> bool:
         import types as pytypes
 
         return any(
             isinstance(op, O.Call) and isinstance(op.func, O.Const) and isinstance(op.func.value, pytypes.FunctionType)
+            and creator_name(op.func.value) is None
             for op in self.fn.ops()
         )
 
@@ -245,6 +285,8 @@ class FunctionLowering:
             val = b.extract_value(operands[0][0], op.index)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType):
             val = self.array_item(operands[0], operands[1], op)
+        elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType) and op.name == "copy":
+            val = operands[0][0]  # the bound method is its array (see `call`)
         elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType):
             val = self.array_attribute(operands[0], op.name)
         elif isinstance(op, O.Subscript):
@@ -272,6 +314,10 @@ class FunctionLowering:
         args = operands[1:]
         if isinstance(func, type) and issubclass(func, BaseException):
             return ir.Constant(I8, 0)  # only ever raised, which deoptimises
+        if isinstance(operands[0][1], ArrayMethod):  # a.copy()
+            return arrays.copy(em, operands[0][0], operands[0][1].array)
+        if creator_name(func) is not None:
+            return self.create(op, creator_name(func), args, t)  # type: ignore[arg-type]
         if isinstance(func, pytypes.FunctionType):
             callee = self.resolver.callee(func, tuple(a[1] for a in args))
             symbol = self.self_calls if self.self_calls and callee.symbol == self.symbol else callee.symbol
@@ -284,8 +330,9 @@ class FunctionLowering:
             ok = em.block("callee.ok")
             b.cbranch(failed, bail, ok).set_weights([1, 1 << 20])
             b.position_at_end(bail)
-            if self.fn.writes:
-                b.branch(em.deopt_block(keep_line=True))  # resume this function's caller state
+            if self.fn.writes or self.track:
+                # resume this function's caller state, or release what it holds
+                b.branch(em.deopt_block(keep_line=True))
             else:
                 b.ret(b.insert_value(ir.Constant(self.llfn.return_value.type, ir.Undefined), status, 0))
             b.position_at_end(ok)
@@ -301,6 +348,39 @@ class FunctionLowering:
             return lowering(em, vs, _narrow_call(sig.rule, vs, t))
 
         return em.split(args, t, lower)
+
+    def create(self, op: O.Call, name: str, args: list[Typed], t: Type) -> ir.Value:
+        """``np.zeros(...)`` and the other creators (typing/creation.py)."""
+        from ..typing.creation import creation
+
+        em = self.em
+        consts = [a.value if isinstance(a, O.Const) else None for a in op.args]
+        c = creation(name, [a[1] for a in args], op.kwnames, consts)
+        assert isinstance(t, ArrayType), t
+        if name == "arange":
+            ints = [em.as_int((v, base(ty))) for v, ty in args]
+            start, stop, step = (em.i64(0), ints[0], em.i64(1)) if len(ints) == 1 else (ints + [em.i64(1)])[:3]
+            return arrays.arange(em, start, stop, step)
+        if c.like is not None:
+            proto = args[c.like][0]
+            shape = [em.builder.extract_value(proto, 1 + k) for k in range(t.ndim)]
+            new = arrays.allocate(em, t, shape, like=proto)
+        else:
+            value, shape_t = args[c.shape]  # type: ignore[index]
+            if isinstance(shape_t, TupleType):
+                shape = [em.as_int((em.builder.extract_value(value, k), base(it))) for k, it in enumerate(shape_t.items)]
+            else:
+                shape = [em.as_int((value, base(shape_t)))]
+            new = arrays.allocate(em, t, shape)
+        kind = name.removesuffix("_like")
+        if kind == "zeros":
+            arrays.fill(em, new, t, None)
+        elif kind == "ones":
+            arrays.fill(em, new, t, em.f64(1.0) if t.dtype == "float64" else em.i64(1))
+        elif kind == "full":
+            v = (args[c.fill][0], base(args[c.fill][1]))  # type: ignore[index]
+            arrays.fill(em, new, t, em.as_float(v) if t.dtype == "float64" else em.as_int(v))
+        return new
 
     def divisibility_test(self, op: O.Compare) -> ir.Value | None:
         """``a % b == 0`` (or ``!=``) on ints, lowered without the floor adjustment."""
@@ -414,8 +494,13 @@ class FunctionLowering:
         t = array[1]
         assert isinstance(t, ArrayType)
         ptr = self.element_pointer(array, index, op)
-        v = (value[0], base(value[1]))
-        item = em.as_float(v) if t.dtype == "float64" else em.as_int(v)
+        target = FLOAT if t.dtype == "float64" else INT
+
+        def convert(vs: list[Typed]) -> Typed:
+            v = (vs[0][0], base(vs[0][1]))
+            return (em.as_float(v) if target == FLOAT else em.as_int(v)), target
+
+        item = em.split([value], target, convert)  # a union value: per member
         store = em.builder.store(item, ptr)
         store.align = 1
 
@@ -494,10 +579,11 @@ class FunctionLowering:
         b = em.builder
         block = op.block
         assert block is not None
-        target = lambda succ: self.target(succ, block)  # noqa: E731
+        edges: dict[BasicBlock, ir.Block] = {}
         for succ in op.successors():
             if isinstance(succ.terminator, O.Raise):
                 continue  # lowered as a bare deopt: its phis are never built
+            edge = self.edge(block, succ) if self.track else None
             for phi in succ.phis():
                 src = phi.value_for(block)
                 val, t = self.get(src)
@@ -507,7 +593,13 @@ class FunctionLowering:
                     vals = [b.extract_value(val, path) for path in _leaf_paths(lltype)]
                 else:
                     vals = [val]
-                self.phi_inputs[(phi, block)] = (vals, b.block)
+                self.phi_inputs[(phi, block)] = (vals, edge if edge is not None else b.block)
+            if edge is not None:
+                edges[succ] = edge
+
+        def target(succ: BasicBlock) -> ir.Block:
+            return edges.get(succ) or self.target(succ, block)  # type: ignore[arg-type]
+
         if isinstance(op, O.Jump):
             b.branch(target(op.target))
         elif isinstance(op, O.Branch):
@@ -529,6 +621,14 @@ class FunctionLowering:
             b.branch(target(op.body))
         elif isinstance(op, O.Return):
             val, t = self.get(op.value)
+            if self.track:
+                # The caller gets a reference: this one's own, or a new one.
+                mine = refcount.owner(op.value)
+                if mine in self.held:
+                    self.held.remove(mine)  # type: ignore[arg-type]
+                elif refcount.holds_array(t):
+                    refcount.incref(b, val, t)
+                self.release(list(self.held))
             pair = ir.Constant(self.llfn.return_value.type, [ir.Constant(I32, 0), ir.Constant(llvm_type(self.ret), ir.Undefined)])
             b.ret(b.insert_value(pair, em.coerce(val, t, self.ret), 1))
         elif isinstance(op, O.Raise):
@@ -536,17 +636,50 @@ class FunctionLowering:
         else:
             raise AssertionError(type(op).__name__)
 
+    def edge(self, pred: BasicBlock, succ: BasicBlock) -> ir.Block | None:
+        """A block on the edge pred -> succ for its reference counting, or None when it
+        has none: each phi of succ gets a reference (a value that dies on this edge
+        hands its own over, any other is increfed), and what succ does not need is
+        released."""
+        assert self.liveness is not None
+        b = self.em.builder
+        live = self.liveness.live_in[succ]
+        handed: set[O.Value] = set()
+        increfs: list[tuple[ir.Value, Type]] = []
+        for phi in succ.phis():
+            if not refcount.holds_array(phi.type):
+                continue
+            v = phi.value_for(pred)
+            mine = refcount.owner(v)
+            if mine in self.held and mine not in live and mine not in handed and refcount.holds_array(value_type(v)):
+                handed.add(mine)
+            elif refcount.holds_array(value_type(v)):
+                val, t = self.get(v)
+                increfs.append((val, t))
+        drops = [v for v in self.held if v not in live and v not in handed]
+        if not increfs and not drops:
+            return None
+        edge = self.em.block(f"edge.{pred.name}.{succ.name}")
+        with b.goto_block(edge):
+            for val, t in increfs:
+                refcount.incref(b, val, t)
+            for v in drops:
+                refcount.decref(b, self.values[v], v.type)  # type: ignore[arg-type]
+            b.branch(self.blocks[succ])
+        return edge
 
     def target(self, succ: BasicBlock, pred: BasicBlock) -> ir.Block:
         """The LLVM block that the edge pred -> succ goes to."""
-        if self.fn.writes and isinstance(succ.terminator, O.Raise):
+        if (self.fn.writes or self.track) and isinstance(succ.terminator, O.Raise):
             return self.raise_exit(succ, pred)
         return self.blocks[succ]
 
     def raise_exit(self, block: BasicBlock, pred: BasicBlock | None) -> ir.Block:
-        """Where a function that writes goes instead of a block that raises: resume at
-        the block's start, with its phis and narrowings seen from `pred` (the block's
-        own ops are not typed: see `infer`), and let the interpreter raise."""
+        """Where a function that writes (or holds arrays) goes instead of a block that
+        raises: resume at the block's start, with its phis and narrowings seen from
+        `pred` (the block's own ops are not typed: see `infer`), and let the
+        interpreter raise; or, for a function that only reads, release what it holds
+        and re-run the call."""
         key = (block, pred)
         found = self.raise_exits.get(key)
         if found is not None:
@@ -559,10 +692,11 @@ class FunctionLowering:
                 return seen(v.value)
             return v
 
-        checkpoint = next(op for op in block.ops if isinstance(op, O.Checkpoint))
+        checkpoint = next((op for op in block.ops if isinstance(op, O.Checkpoint)), None)
         em = self.em
         saved = em.resume, em.line
-        em.resume = ResumeState(self, checkpoint, [seen(v) for v in checkpoint.values])
+        if checkpoint is not None:
+            em.resume = ResumeState(self, checkpoint, [seen(v) for v in checkpoint.values])
         em.line = block.terminator.line or self.fn.firstlineno
         found = em.deopt_block()
         em.resume, em.line = saved
@@ -584,8 +718,9 @@ class ResumeState:
     def key(self) -> object:
         return (id(self.checkpoint), tuple(map(id, self.values)))
 
-    def emit(self) -> None:
-        """Store the state and report the point, at the builder's position."""
+    def emit(self) -> set[O.Value]:
+        """Store the state and report the point, at the builder's position; return the
+        owned arrays whose references go with it."""
         from .. import resume
         from ..errors import Unsupported
 
@@ -596,6 +731,7 @@ class ResumeState:
             raise Unsupported("a guard at a point the interpreter cannot resume from", lw.fn.location(cp))
         slots: list[resume.Slot] = []
         stores: list[tuple[ir.Value, Type, int]] = []
+        handed: set[O.Value] = set()  # owned arrays whose reference the interpreter takes
         used = 0
         for v in self.values:
             t = value_type(v)
@@ -611,7 +747,11 @@ class ResumeState:
                 n = resume.words(t)
                 if n is None:
                     raise Unsupported(f"resuming the interpreter with a {t} live", lw.fn.location(cp))
-                slots.append(resume.Slot("words", t, used))
+                mine = refcount.owner(v)
+                owns = mine in lw.held and mine not in handed
+                if owns:
+                    handed.add(mine)
+                slots.append(resume.Slot("words", t, used, owns))
                 stores.append((lw.get(v)[0], t, used))
                 used += n
         from .runtime import RESUME_SLOTS
@@ -627,6 +767,7 @@ class ResumeState:
         for val, t, index in stores:
             store_words(b, words, val, t, index)
         b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32]), [ir.Constant(I32, self.number)])
+        return handed
 
 
 def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:
@@ -639,6 +780,10 @@ def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: i
         word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
         b.store(word, b.gep(out, [ir.Constant(I64, index)]))
         return index + 1
+    if isinstance(t, ArrayType):
+        for k in range(2 + 2 * t.ndim):
+            b.store(b.extract_value(val, k), b.gep(out, [ir.Constant(I64, index + k)]))
+        return index + 2 + 2 * t.ndim
     if t == RANGE_ITER:
         for k in range(3):
             field = b.load(b.gep(val, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
@@ -720,14 +865,15 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     params = iter(fn.args[1:-1])
     out_words = fn.args[-1]
 
-    def rebuild(t: Type) -> ir.Value:
+    def rebuild(t: Type, position: int = -1) -> ir.Value:
         if isinstance(t, NpScalar):
             return rebuild(t.base)
         if isinstance(t, ArrayType):
             out = ir.Constant(llvm_type(t), ir.Undefined)
             for k in range(1 + 2 * t.ndim):
                 out = b.insert_value(out, next(params), k)
-            return out
+            # Not native memory: the meminfo says which argument it is (see ltypes.py).
+            return b.insert_value(out, ir.Constant(I64, -(position + 1)), meminfo_index(t.ndim))
         if t == BOOL:
             return b.icmp_signed("!=", next(params), ir.Constant(I64, 0))
         if t in (INT, FLOAT):
@@ -739,7 +885,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
             return val
         return ir.Constant(I8, 0)
 
-    args = [rebuild(t) for t in argtypes]
+    args = [rebuild(t, k) for k, t in enumerate(argtypes)]
     pair = b.call(declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
     status = b.extract_value(pair, 0)
     with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):

@@ -39,6 +39,10 @@ class Emitter:
         #: `codegen.ResumeState`); one that only reads re-runs the call.
         self.precise = False
         self.resume: object = None
+        #: Called on a deopt path with the values the resume state hands over, to
+        #: release the other array references held there (codegen, refcount.py).
+        self.on_deopt: Callable[[set[object]], None] | None = None
+        self.held_key: Callable[[], object] = lambda: ()
 
     # -- helpers ------------------------------------------------------------------
 
@@ -82,11 +86,11 @@ class Emitter:
         code = self.line | SPECULATIVE if self.speculative else self.line
         if keep_line:
             code = -1
-        key: object = (code, distinct)
+        key: object = (code, distinct, self.held_key())
         if self.precise:
             if self.resume is None:
                 raise Unsupported(f"a guard before any resume point (line {self.line})")
-            key = (code, distinct, self.resume.key())  # type: ignore[attr-defined]
+            key = (code, distinct, self.held_key(), self.resume.key())  # type: ignore[attr-defined]
         blk = self._deopt_blocks.get(key)
         if blk is None:
             blk = self.block(f"deopt.{self.line}" + (".speculative" if self.speculative else "") + (f".{distinct}" if distinct else ""))
@@ -94,8 +98,11 @@ class Emitter:
                 if not keep_line:
                     setter = self.declare("cb_set_deopt_line", ir.VoidType(), [I32])
                     self.builder.call(setter, [ir.Constant(I32, code)])
+                handed: set[object] = set()
                 if self.precise:
-                    self.resume.emit()  # type: ignore[attr-defined]
+                    handed = self.resume.emit()  # type: ignore[attr-defined]
+                if self.on_deopt is not None:
+                    self.on_deopt(handed)
                 ret = self.func.return_value.type
                 if isinstance(ret, ir.LiteralStructType):  # a compiled function's {status, result}
                     members = [ir.Constant(I32, DEOPT), ir.Constant(ret.elements[1], ir.Undefined)]

@@ -8,7 +8,13 @@ Across the boundary (the cffi entry point) every value is flattened into 64-bit 
 ints and bools as int64, floats as the double's bits, None as no word, a tuple as its
 items' words, and a union as a tag word followed by every member's words. NumPy scalars
 are represented as their Python counterparts; an array argument is its data address,
-its shape and its strides (in bytes), 1 + 2 * ndim words.
+its shape and its strides (in bytes), 1 + 2 * ndim words. An array result adds its
+meminfo: 2 + 2 * ndim words.
+
+Inside native code an array is ``{data, shape..., strides..., meminfo}``. The meminfo
+is the allocation's header address (`csrc/runtime.c`) for an array that native code
+allocated, which owns a reference to it; for an argument of the native entry point it
+is ``-(k + 1)`` for argument k, so that returning an argument returns that very object.
 """
 
 from __future__ import annotations
@@ -28,8 +34,12 @@ RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
 
 
 def array_struct(ndim: int) -> ir.LiteralStructType:
-    """An array: its data address, then `ndim` extents, then `ndim` strides in bytes."""
-    return ir.LiteralStructType([I64] * (1 + 2 * ndim))
+    """An array: its data address, `ndim` extents, `ndim` strides in bytes, meminfo."""
+    return ir.LiteralStructType([I64] * (2 + 2 * ndim))
+
+
+def meminfo_index(ndim: int) -> int:
+    return 1 + 2 * ndim
 
 
 def llvm_type(t: Type) -> ir.Type:
@@ -59,7 +69,7 @@ def words(t: Type) -> int:
     if isinstance(t, NpScalar):
         return 1
     if isinstance(t, ArrayType):
-        return 1 + 2 * t.ndim
+        return 2 + 2 * t.ndim
     if t in (BOOL, INT, FLOAT):
         return 1
     if isinstance(t, TupleType):

@@ -17,9 +17,10 @@ from ..errors import CompileError, Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
 from . import rules
+from .creation import creation, creator_name
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayType, ExcType, NpScalar, ObjType, TupleType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, NpScalar, ObjType, TupleType,
     Type, base, join, options, typeof, union_of,
 )
 
@@ -32,6 +33,8 @@ def const_type(value: object) -> Type:
     # Modules, functions, classes, and strings (exception messages): compile-time objects
     # with no run-time representation; using one as a number is rejected by the rules.
     if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type, str)):
+        return ObjType(value)
+    if creator_name(value) is not None:  # np.zeros_like & co. are dispatcher objects
         return ObjType(value)
     return typeof(value)
 
@@ -69,6 +72,8 @@ class Inferencer:
         if len(argtypes) != len(fn.args):
             raise Unsupported(f"{len(argtypes)} arguments for {len(fn.args)} parameters")
         for a, t in zip(fn.args, argtypes):
+            if isinstance(t, TupleType) and _holds_array(t):
+                raise Unsupported("a tuple argument holding an array")
             a.type = t
 
     def run(self) -> Type:
@@ -113,6 +118,8 @@ class Inferencer:
         if isinstance(op, O.Truth):
             return _split(ts, _truth_type)
         if isinstance(op, O.BuildTuple):
+            if any(isinstance(t, ArrayType) for t in ts):
+                raise Unsupported("a tuple holding an array")
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
             return _split(ts, lambda *a: self.item_type(op, *a))
@@ -134,6 +141,8 @@ class Inferencer:
         if isinstance(op, O.LoadAttr):
             if isinstance(ts[0], ArrayType) and op.name in ARRAY_ATTRIBUTES:
                 return ARRAY_ATTRIBUTES[op.name](ts[0])
+            if isinstance(ts[0], ArrayType) and op.name == "copy":
+                return ArrayMethod("copy", ts[0])
             raise Unsupported(f"attribute '{op.name}' of {ts[0]}")
         if isinstance(op, O.LoadGlobal):
             raise AssertionError("globals are resolved before typing")
@@ -178,6 +187,15 @@ class Inferencer:
 
     def call_type(self, op: O.Call, ts: list[Type]) -> Type:
         ftype, argtypes = ts[0], tuple(ts[1:])
+        if isinstance(ftype, ArrayMethod):
+            if ftype.name != "copy" or argtypes or op.kwnames:
+                raise Unsupported(f"a.{ftype.name}() with arguments")
+            return ArrayType(ftype.array.dtype, ftype.array.ndim)
+        if isinstance(ftype, ObjType) and creator_name(ftype.obj) is not None:
+            if BOTTOM in argtypes:
+                return BOTTOM
+            consts = [a.value if isinstance(a, O.Const) else None for a in op.args]
+            return creation(creator_name(ftype.obj), list(argtypes), op.kwnames, consts).result  # type: ignore[arg-type]
         if op.kwnames:
             raise Unsupported("keyword arguments to a builtin")
         if not isinstance(ftype, ObjType):
@@ -245,9 +263,13 @@ ARRAY_ATTRIBUTES: dict[str, Callable[[ArrayType], Type]] = {
 }
 
 
+def _holds_array(t: Type) -> bool:
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(i) for i in t.items))
+
+
 def _returnable(t: Type) -> Type:
-    if isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(isinstance(i, ArrayType) for i in t.items)):
-        raise Unsupported("returning an array")
+    if isinstance(t, ArrayMethod):
+        raise Unsupported("returning a bound method")
     return t
 
 

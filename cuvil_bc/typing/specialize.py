@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import builtins
 import inspect
+import sys
 import types as pytypes
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from ..ir import ops as O
 from ..ir.function import Function
 from ..ir.purity import CONSTANT_MODULES
 from ..originals import original
+from .creation import creator_name
 
 MISSING = object()
 
@@ -82,15 +84,18 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
 
 
 def _resolve_module_attributes(fn: Function) -> list[Guard]:
-    """``math.sqrt`` on a resolved module becomes the function itself, guarded like a
-    global: a program that rebinds ``math.sqrt`` gets what CPython would call."""
+    """``math.sqrt`` (or ``np.zeros``) on a resolved module becomes the function itself,
+    guarded like a global: a program that rebinds ``math.sqrt`` gets what CPython would
+    call."""
     guards: dict[tuple[int, str], Guard] = {}
     for block in fn.blocks:
         for op in list(block.ops):
             if not (isinstance(op, O.LoadAttr) and isinstance(op.obj, O.Const)):
                 continue
             module = op.obj.value
-            if not any(module is m for m in CONSTANT_MODULES) or not hasattr(module, op.name):
+            numpy = sys.modules.get("numpy")
+            known = any(module is m for m in CONSTANT_MODULES) or (numpy is not None and module is numpy)
+            if not known or not hasattr(module, op.name):
                 continue
             value = getattr(module, op.name)
             guards[(id(module), op.name)] = Guard(module, op.name, value, True)
@@ -105,8 +110,8 @@ def bind_calls(fn: Function) -> None:
         if not (isinstance(op, O.Call) and isinstance(op.func, O.Const)):
             continue
         func = op.func.value
-        if not isinstance(func, pytypes.FunctionType):
-            continue
+        if not isinstance(func, pytypes.FunctionType) or creator_name(func) is not None:
+            continue  # (np.ones & co. are Python functions: typing/creation.py types them)
         sig = inspect.signature(func)
         for p in sig.parameters.values():
             if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):

@@ -80,6 +80,17 @@ class ArrayType(Type):
         return NpScalar(self.dtype)
 
 
+@dataclass(frozen=True)
+class ArrayMethod(Type):
+    """``a.copy`` and the like: a method of an array, only ever called."""
+
+    name: str
+    array: ArrayType
+
+    def __str__(self) -> str:
+        return f"method {self.name} of {self.array}"
+
+
 #: NumPy dtypes whose arrays compile, and the dimensions they may have.
 ARRAY_DTYPES = ("float64", "int64")
 MAX_NDIM = 4
@@ -142,9 +153,11 @@ def join(a: Type, b: Type) -> Type:
         return a
     if a == BOTTOM:
         return b
-    if isinstance(a, ArrayType) or isinstance(b, ArrayType):
-        raise Unsupported(f"a value that may be {a} or {b}")
     members = {str(o): o for o in options(a) + options(b)}
+    arrays = [o for o in members.values() if isinstance(o, ArrayType)]
+    if arrays and (len(arrays) > 1 or any(o not in (UNDEF, NONE) for o in members.values() if not isinstance(o, ArrayType))):
+        # An array may only be unbound or None on other paths (a local assigned in a loop).
+        raise Unsupported(f"a value that may be {a} or {b}")
     if len(members) > MAX_UNION:
         raise Unsupported(f"a value that may be any of {len(members)} types ({', '.join(sorted(members))})")
     return UnionType(tuple(members[k] for k in sorted(members)))

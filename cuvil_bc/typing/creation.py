@@ -1,0 +1,114 @@
+"""Typing of the NumPy calls that create arrays in compiled code.
+
+    np.empty / np.zeros / np.ones (shape, dtype=float)      shape: an int or a tuple of ints
+    np.full (shape, fill_value, dtype=None)                 dtype from the fill value
+    np.empty_like / np.zeros_like / np.ones_like (a, dtype=None)
+    np.arange (stop) / (start, stop) / (start, stop, step)  ints: an int64 array
+    a.copy()
+
+The result is a new float64 or int64 array of 1-4 dimensions (`ArrayType`), which
+native code allocates and reference-counts (`csrc/runtime.c`). Anything else (another
+dtype, `order=`, a float `arange`) is unsupported and runs in CPython.
+"""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass
+
+from ..errors import Unsupported
+from .types import (
+    ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type,
+)
+
+CREATORS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "arange")
+
+
+@dataclass(frozen=True)
+class Creation:
+    """What the lowering needs: the function, and which arguments hold what."""
+
+    name: str
+    result: ArrayType
+    shape: int | None = None  # argument index of the shape (an int or a tuple)
+    like: int | None = None  # argument index of the prototype array
+    fill: int | None = None  # argument index of the fill value (full)
+
+
+def creator_name(func: object) -> str | None:
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    for name in CREATORS:
+        if func is getattr(np, name, None):
+            return name
+    return None
+
+
+def _dtype(value: object) -> str:
+    """The dtype name a ``dtype=`` value means, if it is one we compile."""
+    import numpy as np
+
+    try:
+        name = np.dtype(value).name  # float -> float64, int -> int64, "int64", np.float64 ...
+    except TypeError:
+        raise Unsupported(f"dtype={value!r}") from None
+    if name not in ARRAY_DTYPES:
+        raise Unsupported(f"arrays of dtype {name}")
+    return name
+
+
+def _ndim(shape: Type) -> int:
+    if shape in (INT, NP_I64):
+        return 1
+    if isinstance(shape, TupleType) and 1 <= len(shape.items) <= MAX_NDIM and all(t in (INT, NP_I64) for t in shape.items):
+        return len(shape.items)
+    raise Unsupported(f"an array shape given as {shape}")
+
+
+def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: list[object]) -> Creation:
+    """Type ``np.<name>(...)``; `consts` holds each argument's constant value (or a
+    marker when it is not constant), in the same order as `argtypes`."""
+    npos = len(argtypes) - len(kwnames)
+    params = {"empty": ("shape", "dtype"), "zeros": ("shape", "dtype"), "ones": ("shape", "dtype"),
+              "full": ("shape", "fill_value", "dtype"), "arange": ("start", "stop", "step", "dtype")}
+    names = params.get(name, ("a", "dtype"))
+    if npos > len(names) or any(k not in names or names.index(k) < npos for k in kwnames):
+        raise Unsupported(f"np.{name}() with these arguments")
+    where = {n: i for i, n in enumerate(names[:npos])}
+    where.update({k: npos + i for i, k in enumerate(kwnames)})
+
+    def dtype_or(default: str | None) -> str | None:
+        i = where.get("dtype")
+        if i is None or (argtypes[i] == NONE):
+            return default
+        if not isinstance(argtypes[i], ObjType):
+            raise Unsupported(f"np.{name}() with a dtype that is not a constant")
+        return _dtype(consts[i])
+
+    if name == "arange":
+        if "dtype" in where or not 1 <= npos <= 3 or any(t not in (INT, NP_I64) for t in argtypes):
+            raise Unsupported("np.arange() other than with 1-3 int arguments")
+        return Creation(name, ArrayType("int64", 1))
+    if name.endswith("_like"):
+        i = where.get("a")
+        proto = argtypes[i] if i is not None else None
+        if not isinstance(proto, ArrayType):
+            raise Unsupported(f"np.{name}() of a {proto}")
+        dtype = dtype_or(proto.dtype)
+        return Creation(name, ArrayType(dtype, proto.ndim), like=i)  # type: ignore[arg-type]
+    i = where.get("shape")
+    if i is None:
+        raise Unsupported(f"np.{name}() without a shape")
+    ndim = _ndim(argtypes[i])
+    if name == "full":
+        f = where.get("fill_value")
+        if f is None:
+            raise Unsupported("np.full() without a fill value")
+        fill = argtypes[f]
+        natural = {INT: "int64", NP_I64: "int64", FLOAT: "float64", NP_F64: "float64"}.get(fill)
+        dtype = dtype_or(natural)
+        if dtype is None or fill == BOOL or (dtype == "int64" and fill in (FLOAT, NP_F64)):
+            raise Unsupported(f"np.full() with a {fill} fill value")
+        return Creation(name, ArrayType(dtype, ndim), shape=i, fill=f)  # type: ignore[arg-type]
+    return Creation(name, ArrayType(dtype_or("float64"), ndim), shape=i)  # type: ignore[arg-type]
