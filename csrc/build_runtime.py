@@ -24,7 +24,7 @@ void *cb_data(int64_t meminfo);
 void cb_incref(int64_t meminfo);
 void cb_decref(int64_t meminfo);
 int64_t cb_live_allocations(void);
-void cb_release_data(void *data);
+void cb_release(void *meminfo);
 void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int64_t itemsize, int64_t *out);
 void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);

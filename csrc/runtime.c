@@ -42,7 +42,7 @@ void cb_decref(int64_t meminfo) {
     }
 }
 
-void cb_release_data(void *data) { cb_decref((int64_t)((uintptr_t)data - sizeof(cb_header))); }
+void cb_release(void *meminfo) { cb_decref((int64_t)(uintptr_t)meminfo); }
 
 static int contiguous(int64_t ndim, const int64_t *shape, const int64_t *strides, int64_t itemsize, int fortran) {
     int64_t expected = itemsize;

@@ -39,9 +39,9 @@ void *cb_data(int64_t meminfo);
 void cb_incref(int64_t meminfo);
 void cb_decref(int64_t meminfo);
 int64_t cb_live_allocations(void);
-/* Drop the reference of the allocation whose data starts at `data` (what a returned
- * array's owner object calls when Python frees it). */
-void cb_release_data(void *data);
+/* cb_decref for a meminfo passed as a pointer: the destructor of the object that a
+ * returned array keeps alive (see cuvil_bc/lower/boxing.py). */
+void cb_release(void *meminfo);
 /* The strides, in bytes, that NumPy gives a new array of `shape` made "like" a
  * prototype with strides `like` (order 'K': C order if the prototype is C-contiguous,
  * else Fortran order if it is F-contiguous, else its axes sorted by decreasing |stride|;

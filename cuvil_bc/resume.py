@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .typing.types import (
-    BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, TupleType, Type, UnionType,
+    BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, NpScalar, TupleType, Type,
+    UnionType,
 )
 
 #: Marks an unbound local in a rebuilt state.
@@ -48,7 +49,7 @@ class Slot:
 def words(t: Type) -> int | None:
     """How many words a value of type `t` takes in the resume state (None: it cannot
     be rebuilt from words)."""
-    if t in (INT, FLOAT, BOOL, NP_F64, NP_I64, NP_BOOL):
+    if t in (INT, FLOAT, BOOL) or isinstance(t, NpScalar):
         return 1
     if t in (NONE, UNDEF):
         return 0
@@ -74,22 +75,26 @@ class _Arrays:
         self.made: dict[int, Any] = {}
 
     def get(self, w: Any, k: int, t: ArrayType, owns: bool) -> Any:
-        from .lower.boxing import owned_array
+        from .lower.boxing import argument_array, owned_array
         from .lower.runtime import lib
 
         meminfo = int(w[k + 1 + 2 * t.ndim].i)
-        if meminfo < 0:
-            return self.args[-meminfo - 1]
-        found = self.made.get(meminfo)
-        if found is not None:
-            if owns:
-                lib.cb_decref(meminfo)  # a second owner of the same memory
-            return found
-        if not owns:
-            lib.cb_incref(meminfo)
+        data = int(w[k].i)
         shape = tuple(int(w[k + 1 + i].i) for i in range(t.ndim))
         strides = tuple(int(w[k + 1 + t.ndim + i].i) for i in range(t.ndim))
-        self.made[meminfo] = found = owned_array(int(w[k].i), shape, strides, t.dtype)
+        key = (meminfo, data, shape, strides)  # one allocation may back several views
+        found = self.made.get(key)
+        if found is not None:
+            if owns and meminfo > 0:
+                lib.cb_decref(meminfo)  # a second owner of the same array
+            return found
+        if meminfo < 0:
+            found = argument_array(self.args, meminfo, data, shape, strides, t.dtype)
+        else:
+            if not owns:
+                lib.cb_incref(meminfo)
+            found = owned_array(meminfo, data, shape, strides, t.dtype)
+        self.made[key] = found
         return found
 
 
@@ -108,6 +113,8 @@ def _rebuild(t: Type, w: Any, k: int, arrays: _Arrays | None = None, owns: bool 
         return np.int64(w[k].i)
     if t == NP_BOOL:
         return np.bool_(w[k].i != 0)
+    if isinstance(t, NpScalar):  # a narrow dtype
+        return getattr(np, t.name)(w[k].d if t.base == FLOAT else w[k].i)
     if t == NONE:
         return None
     if t == UNDEF:

@@ -199,11 +199,12 @@ def arrays(dtype: str, *, min_dims: int = 1, max_dims: int = 2, max_side: int = 
     from hypothesis.extra import numpy as hnp
 
     if elements is None:
-        elements = (
-            st.floats(allow_nan=True, allow_infinity=True, width=64)
-            if dtype == "float64"
-            else st.integers(-(2**63), 2**63 - 1) | st.integers(-1000, 1000)
-        )
+        if dtype == "float64":
+            elements = st.floats(allow_nan=True, allow_infinity=True, width=64)
+        elif dtype == "int64":
+            elements = st.integers(-(2**63), 2**63 - 1) | st.integers(-1000, 1000)
+        else:
+            elements = hnp.from_dtype(np.dtype(dtype))
     base = hnp.arrays(np.dtype(dtype), hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=0, max_side=max_side), elements=elements)
 
     @st.composite

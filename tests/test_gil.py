@@ -83,28 +83,42 @@ def test_native_calls_counted_exactly_across_threads() -> None:
     assert f.stats["interpreted_calls"] == 0
 
 
-def grid_energy(m):
-    n, k = m.shape
-    e = 0.0
-    for rep in range(20):
-        for i in range(1, n - 1):
-            for j in range(1, k - 1):
-                d = m[i - 1, j] + m[i + 1, j] - 2.0 * m[i, j]
-                e += d * d
-    return e
+def wait_for_flag(flag, k, limit):  # type: ignore[no-untyped-def]
+    """Spin until another thread sets flag[0], announcing itself in flag[k] (k is an
+    argument, so LLVM cannot prove the store leaves flag[0] alone and must re-read it)."""
+    i = 0
+    while i < limit and flag[0] == 0:
+        flag[k] = i + 1
+        i += 1
+    return flag[0]
 
 
 def test_native_call_with_arrays_releases_the_gil() -> None:
-    # The generic entry (array arguments, tuple results) releases the GIL too.
+    """A handshake rather than a measurement: the native call only ends early if a
+    Python thread runs *during* it (it waits for the call to write flag[1], then sets
+    flag[0]). With the GIL held, that thread could not run before the call's bound of
+    10**10 iterations (seconds), and the result would be 0."""
     import numpy as np
 
-    m = np.linspace(0.0, 1.0, 300 * 300).reshape(300, 300) ** 2
-    native = cuvil_bc.compile(grid_energy)
-    small = m[:5, :5].copy()
-    assert repr(native(small)) == repr(grid_energy(small))
-    during = _progress_during(lambda: native(m))
+    native = cuvil_bc.compile(wait_for_flag)
+    assert native(np.array([1, 0]), 1, 10) == 1  # compile first (compilation holds the GIL)
+    flag = np.zeros(2, dtype=np.int64)
+    seen = []
+
+    def other() -> None:
+        deadline = time.monotonic() + 60
+        while flag[1] == 0 and time.monotonic() < deadline:
+            time.sleep(0)
+        seen.append(int(flag[1]))
+        flag[0] = 7
+
+    thread = threading.Thread(target=other)
+    thread.start()
+    result = native(flag, 1, 10**10)
+    thread.join()
     assert native.stats["native_calls"] == 2, native.explain()
-    assert during > 0, "the counter thread never ran during the native call: the GIL was held"
+    assert seen and seen[0] > 0, "the other thread never saw the native call running"
+    assert result == 7, "the native call never saw the other thread's write: the GIL was held"
 
 
 def test_first_calls_from_several_threads_compile_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]

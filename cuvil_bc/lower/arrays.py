@@ -13,11 +13,80 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import ArrayType
-from .emitter import Emitter
-from .ltypes import F64, I32, I64, llvm_type, meminfo_index
+from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NP_I64, ArrayType, NpScalar, Type, base
+from .emitter import Emitter, Typed
+from .ltypes import F64, I1, I32, I64, llvm_type, meminfo_index
 
-ITEMSIZE = 8  # float64 and int64
+F32 = ir.FloatType()
+
+
+def storage_type(dtype: str) -> ir.Type:
+    """How an element is stored in memory (a bool is one byte, 0 or 1)."""
+    if dtype == "float64":
+        return F64
+    if dtype == "float32":
+        return F32
+    return ir.IntType(8 * ITEMSIZE[dtype])
+
+
+def load_element(em: Emitter, ptr: ir.Value, dtype: str) -> ir.Value:
+    """The element at `ptr`, represented as its Python counterpart (`NpScalar.base`):
+    a float32 widens exactly to a double, ints extend to int64, a bool byte tests != 0."""
+    b = em.builder
+    raw = b.load(b.bitcast(ptr, storage_type(dtype).as_pointer()))
+    raw.align = 1  # strided views need not be aligned
+    if dtype in ("float64", "int64"):
+        return raw
+    if dtype == "float32":
+        return b.fpext(raw, F64)
+    if dtype == "bool":
+        return b.icmp_unsigned("!=", raw, ir.Constant(raw.type, 0))
+    return b.zext(raw, I64) if dtype.startswith("uint") else b.sext(raw, I64)
+
+
+def store_element(em: Emitter, ptr: ir.Value, dtype: str, value: Typed) -> None:
+    """``a[i] = value`` as NumPy casts it: into float32 a Python int rounds twice (to a
+    double, then to float32: NumPy converts it through a Python float) and an np.int64
+    once; a float that overflows float32 deopts (NumPy warns); an int out of range of
+    an int dtype deopts (NumPy raises OverflowError); a bool array stores ``!= 0``."""
+    b = em.builder
+    v, t = value
+    plain = (v, base(t))
+    if dtype == "float64":
+        item = em.as_float(plain)
+    elif dtype == "int64":
+        item = em.as_int(plain)
+    elif dtype == "bool":
+        if base(t) == FLOAT:
+            nonzero = b.fcmp_unordered("!=", v, em.f64(0.0))  # NaN is true
+        else:
+            nonzero = b.icmp_signed("!=", em.as_int(plain), em.i64(0))
+        item = b.zext(nonzero, ir.IntType(8))
+    elif dtype == "float32":
+        if t == NP_I64:
+            item = b.sitofp(v, F32)
+        else:
+            wide = em.as_float(plain)
+            item = b.fptrunc(wide, F32)
+            if base(t) == FLOAT:
+                back = b.fpext(item, F64)
+                inf = em.f64(float("inf"))
+                overflow = b.and_(
+                    b.fcmp_ordered("==", em.intrinsic("llvm.fabs.f64", F64, [back]), inf),
+                    b.fcmp_ordered("!=", em.intrinsic("llvm.fabs.f64", F64, [wide]), inf),
+                )
+                em.deopt_if(overflow)  # RuntimeWarning: overflow encountered in cast
+    else:
+        x = em.as_int(plain)
+        bits = 8 * ITEMSIZE[dtype]
+        if dtype.startswith("uint"):
+            lo, hi = 0, (1 << bits) - 1
+        else:
+            lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+        em.deopt_if(b.icmp_unsigned(">", b.sub(x, em.i64(lo)), em.i64(hi - lo)))  # OverflowError
+        item = b.trunc(x, ir.IntType(bits))
+    store = b.store(item, b.bitcast(ptr, storage_type(dtype).as_pointer()))
+    store.align = 1
 
 
 def _header_size() -> int:
@@ -37,7 +106,7 @@ def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | 
     em.deopt_if(negative)  # ValueError: negative dimensions are not allowed
     for n in shape:
         size = em.checked("smul", size, n)  # ValueError: array is too big
-    nbytes = em.checked("smul", size, em.i64(ITEMSIZE))
+    nbytes = em.checked("smul", size, em.i64(ITEMSIZE[t.dtype]))
     alloc = em.declare("cb_alloc", I64, [I64])
     meminfo = b.call(alloc, [nbytes])
     em.deopt_if(b.icmp_signed("==", meminfo, em.i64(0)))  # MemoryError (nothing to release)
@@ -53,7 +122,7 @@ def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | 
     fill_strides = em.declare("cb_new_strides", ir.VoidType(), [I64, I64.as_pointer(), I64.as_pointer(), I64, I64.as_pointer()])
     first = lambda arr: b.gep(arr, [ir.Constant(I32, 0), ir.Constant(I32, 0)])  # noqa: E731
     proto_ptr = first(protos) if like is not None else ir.Constant(I64.as_pointer(), None)
-    b.call(fill_strides, [em.i64(ndim), first(dims), proto_ptr, em.i64(ITEMSIZE), first(strides)])
+    b.call(fill_strides, [em.i64(ndim), first(dims), proto_ptr, em.i64(ITEMSIZE[t.dtype]), first(strides)])
     val = ir.Constant(llvm_type(t), ir.Undefined)
     val = b.insert_value(val, b.add(meminfo, em.i64(_header_size())), 0)
     for k, n in enumerate(shape):
@@ -88,17 +157,26 @@ def counted_loop(em: Emitter, n: ir.Value, body: "object") -> None:
     b.position_at_end(done)
 
 
-def fill(em: Emitter, arr: ir.Value, t: ArrayType, value: ir.Value | None) -> None:
+def fill_item(em: Emitter, t: ArrayType, value: Typed) -> ir.Value:
+    """`value` converted for storing into `t` (with the store's checks). Done before
+    allocating: a failed check then has nothing to release."""
+    one = em.alloca(storage_type(t.dtype))
+    store_element(em, em.builder.bitcast(one, ir.IntType(8).as_pointer()), t.dtype, value)
+    return em.builder.load(one)
+
+
+def fill(em: Emitter, arr: ir.Value, t: ArrayType, item: ir.Value | None) -> None:
     """Set every element (the allocation is dense: any layout cb_new_strides gives is
-    a permutation of C order); `value` None: zeros."""
+    a permutation of C order) to `item` (from `fill_item`); None: zeros."""
     b = em.builder
-    data = b.inttoptr(b.extract_value(arr, 0), (F64 if t.dtype == "float64" else I64).as_pointer())
     n = size_of(em, arr, t.ndim)
-    if value is None:
+    if item is None:
+        data = b.inttoptr(b.extract_value(arr, 0), ir.IntType(8).as_pointer())
         memset = em.declare("llvm.memset.p0.i64", ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(8), I64, ir.IntType(1)])
-        b.call(memset, [b.bitcast(data, ir.IntType(8).as_pointer()), ir.Constant(ir.IntType(8), 0), b.mul(n, em.i64(ITEMSIZE)), ir.Constant(ir.IntType(1), 0)])
+        b.call(memset, [data, ir.Constant(ir.IntType(8), 0), b.mul(n, em.i64(ITEMSIZE[t.dtype])), ir.Constant(ir.IntType(1), 0)])
         return
-    counted_loop(em, n, lambda i: b.store(value, b.gep(data, [i])))
+    first = b.inttoptr(b.extract_value(arr, 0), storage_type(t.dtype).as_pointer())
+    counted_loop(em, n, lambda i: b.store(item, b.gep(first, [i])))
 
 
 def arange(em: Emitter, start: ir.Value, stop: ir.Value, step: ir.Value) -> ir.Value:
@@ -132,7 +210,7 @@ def copy(em: Emitter, src: ir.Value, t: ArrayType) -> ir.Value:
     b = em.builder
     shape = [b.extract_value(src, 1 + k) for k in range(t.ndim)]
     new = allocate(em, ArrayType(t.dtype, t.ndim), shape)
-    elem = (F64 if t.dtype == "float64" else I64).as_pointer()
+    elem = storage_type(t.dtype).as_pointer()
 
     def level(k: int, src_addr: ir.Value, dst_addr: ir.Value) -> None:
         if k == t.ndim:

@@ -17,24 +17,55 @@ _NUMPY_BOX = {NP_F64: "_np.float64(o[{k}].d)", NP_I64: "_np.int64(o[{k}].i)", NP
 
 
 def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int) -> Any:
-    """The array whose words start at ``o[k]``: a caller's argument (meminfo -(i + 1)),
-    or a new ndarray over native memory, taking over the result's reference to it."""
+    """The array whose words start at ``o[k]``: a caller's argument (meminfo -(i + 1))
+    or a view of one, or an ndarray over native memory, taking over the result's
+    reference to it."""
     meminfo = o[k + 1 + 2 * ndim].i
+    shape = tuple(o[k + 1 + i].i for i in range(ndim))
+    strides = tuple(o[k + 1 + ndim + i].i for i in range(ndim))
     if meminfo < 0:
-        return args[-meminfo - 1]
-    return owned_array(o[k].i, tuple(o[k + 1 + i].i for i in range(ndim)), tuple(o[k + 1 + ndim + i].i for i in range(ndim)), dtype)
+        return argument_array(args, meminfo, o[k].i, shape, strides, dtype)
+    return owned_array(meminfo, o[k].i, shape, strides, dtype)
 
 
-def owned_array(data: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> Any:
-    """An ndarray over native memory at `data`, which keeps that memory alive: its
-    buffer holds a cffi object whose destructor drops the reference (cb_release_data)."""
+VIEW_OF_ARGUMENT = 1 << 32  # see codegen._view_meminfo
+
+
+class _Memory:
+    """Exposes memory to NumPy (``__array_interface__``) and keeps what owns it alive:
+    the ndarray built from it has this object as its base."""
+
+    def __init__(self, owner: Any, data: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: str, writeable: bool) -> None:
+        import numpy as np
+
+        self.owner = owner
+        self.__array_interface__ = {
+            "version": 3, "shape": shape, "strides": strides, "typestr": np.dtype(dtype).str, "data": (data, not writeable),
+        }
+
+
+def _array(memory: _Memory) -> Any:
     import numpy as np
 
+    return np.asarray(memory)
+
+
+def argument_array(args: tuple[Any, ...], meminfo: int, data: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> Any:
+    """An argument (meminfo -(k + 1)), or a view of one (marked VIEW_OF_ARGUMENT)."""
+    if meminfo > -VIEW_OF_ARGUMENT:
+        return args[-meminfo - 1]
+    base = args[-(meminfo + VIEW_OF_ARGUMENT) - 1]
+    return _array(_Memory(base, data, shape, strides, dtype, writeable=bool(base.flags.writeable)))
+
+
+def owned_array(meminfo: int, data: int, shape: tuple[int, ...], strides: tuple[int, ...], dtype: str) -> Any:
+    """An ndarray over native memory (the allocation `meminfo`; `data` may lie inside
+    it, for a view), taking over one reference: its base object drops it through a
+    cffi destructor (cb_release) when Python frees the array."""
     from .._runtime import ffi, lib  # type: ignore[import-not-found]
 
-    owner = ffi.gc(ffi.cast("char *", data), lib.cb_release_data)
-    nbytes = 0 if 0 in shape else sum((n - 1) * abs(st) for n, st in zip(shape, strides)) + 8
-    return np.ndarray(shape, dtype, buffer=ffi.buffer(owner, nbytes), strides=strides)
+    owner = ffi.gc(ffi.cast("void *", meminfo), lib.cb_release)
+    return _array(_Memory(owner, data, shape, strides, dtype, writeable=True))
 
 
 def _result_expr(t: Type, offset: int) -> str:
@@ -42,6 +73,8 @@ def _result_expr(t: Type, offset: int) -> str:
         return f"_box_array(o, {offset}, a, {t.dtype!r}, {t.ndim})"
     if t in _NUMPY_BOX:
         return _NUMPY_BOX[t].format(k=offset)
+    if isinstance(t, NpScalar):  # a narrow dtype: its value is exact in the wide word
+        return f"_np.{t.name}(o[{offset}].{'d' if t.base == FLOAT else 'i'})"
     if t == INT:
         return f"o[{offset}].i"
     if t == BOOL:

@@ -21,8 +21,8 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, TupleType, Type, UnionType,
-    base,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
+    UnionType, base,
 )
 from ..typing.creation import creator_name
 from . import arrays, refcount
@@ -283,6 +283,8 @@ class FunctionLowering:
             val = operands[0][0]
         elif isinstance(op, O.TupleGet):
             val = b.extract_value(operands[0][0], op.index)
+        elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType) and isinstance(t, ArrayType):
+            val = self.array_view(operands[0], operands[1], op, t)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType):
             val = self.array_item(operands[0], operands[1], op)
         elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType) and op.name == "copy":
@@ -314,6 +316,8 @@ class FunctionLowering:
         args = operands[1:]
         if isinstance(func, type) and issubclass(func, BaseException):
             return ir.Constant(I8, 0)  # only ever raised, which deoptimises
+        if isinstance(t, ObjType):
+            return ir.Constant(I8, 0)  # np.dtype("int64"): a compile-time object
         if isinstance(operands[0][1], ArrayMethod):  # a.copy()
             return arrays.copy(em, operands[0][0], operands[0][1].array)
         if creator_name(func) is not None:
@@ -361,6 +365,12 @@ class FunctionLowering:
             ints = [em.as_int((v, base(ty))) for v, ty in args]
             start, stop, step = (em.i64(0), ints[0], em.i64(1)) if len(ints) == 1 else (ints + [em.i64(1)])[:3]
             return arrays.arange(em, start, stop, step)
+        kind = name.removesuffix("_like")
+        item = None  # converted before allocating: a failed check has nothing to release
+        if kind == "ones":
+            item = arrays.fill_item(em, t, (ir.Constant(I1, 1), BOOL))
+        elif kind == "full":
+            item = arrays.fill_item(em, t, args[c.fill])  # type: ignore[index]
         if c.like is not None:
             proto = args[c.like][0]
             shape = [em.builder.extract_value(proto, 1 + k) for k in range(t.ndim)]
@@ -372,14 +382,8 @@ class FunctionLowering:
             else:
                 shape = [em.as_int((value, base(shape_t)))]
             new = arrays.allocate(em, t, shape)
-        kind = name.removesuffix("_like")
-        if kind == "zeros":
-            arrays.fill(em, new, t, None)
-        elif kind == "ones":
-            arrays.fill(em, new, t, em.f64(1.0) if t.dtype == "float64" else em.i64(1))
-        elif kind == "full":
-            v = (args[c.fill][0], base(args[c.fill][1]))  # type: ignore[index]
-            arrays.fill(em, new, t, em.as_float(v) if t.dtype == "float64" else em.as_int(v))
+        if kind == "zeros" or item is not None:
+            arrays.fill(em, new, t, item)
         return new
 
     def divisibility_test(self, op: O.Compare) -> ir.Value | None:
@@ -423,7 +427,7 @@ class FunctionLowering:
         ops = first.block.ops  # type: ignore[union-attr]
         return any(isinstance(op, O.Checkpoint) for op in ops[ops.index(first) + 1 : ops.index(later)])
 
-    def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem) -> ir.Value:
+    def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem, dims: int | None = None) -> ir.Value:
         """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the end;
         an index out of bounds deopts (CPython raises NumPy's IndexError). Indices that
         `ir/bounds.py` proves in bounds (a loop over ``range(a.shape[k])``) are used as
@@ -438,13 +442,17 @@ class FunctionLowering:
             indices = [index[0]]
             sources = [op.index]
         address = b.extract_value(val, 0)
+        if dims is not None:  # a view: only the first `dims` indices are real
+            if not isinstance(op.index, O.BuildTuple):
+                sources = [op.index]  # m[i]: the one index
+            indices, sources = indices[:dims], sources[:dims]
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
             if (source is None or not in_bounds(source, op.obj, k)) and (op, k) not in self.prechecked:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
             address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
-        return b.inttoptr(address, llvm_type(t.item).as_pointer())
+        return b.inttoptr(address, ir.IntType(8).as_pointer())
 
     def early_bounds_guards(self, block: BasicBlock) -> None:
         """Bounds-check, on entry to the block, the array indices that lie in
@@ -483,31 +491,61 @@ class FunctionLowering:
                 self.prechecked.add((op, k))
 
     def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
-        load = self.em.builder.load(self.element_pointer(array, index, op))
-        load.align = 1  # strided views need not be aligned
-        return load
+        return arrays.load_element(self.em, self.element_pointer(array, index, op), array[1].dtype)  # type: ignore[attr-defined]
 
     def array_store(self, array: Typed, index: Typed, value: Typed, op: O.StoreItem) -> None:
-        """``a[i] = value``, converted to the array's dtype as NumPy converts it (an int
-        or bool into float64 rounds to nearest, as the C conversion does)."""
+        """``a[i] = value``, converted to the array's dtype as NumPy converts it
+        (`arrays.store_element`)."""
         em = self.em
         t = array[1]
         assert isinstance(t, ArrayType)
         ptr = self.element_pointer(array, index, op)
-        target = FLOAT if t.dtype == "float64" else INT
 
-        def convert(vs: list[Typed]) -> Typed:
-            v = (vs[0][0], base(vs[0][1]))
-            return (em.as_float(v) if target == FLOAT else em.as_int(v)), target
+        def store(vs: list[Typed]) -> Typed:
+            arrays.store_element(em, ptr, t.dtype, vs[0])  # type: ignore[union-attr]
+            return ir.Constant(I8, 0), NONE
 
-        item = em.split([value], target, convert)  # a union value: per member
-        store = em.builder.store(item, ptr)
-        store.align = 1
+        em.split([value], NONE, store)  # a union value: per member
+
+    def array_view(self, array: Typed, index: Typed, op: O.Subscript, t: ArrayType) -> ir.Value:
+        """``m[i]`` (``m[i, j]`` of a 3-D array, ...): a view of the remaining
+        dimensions, holding its own reference to the memory (see refcount.py)."""
+        b = self.em.builder
+        val, src = array
+        assert isinstance(src, ArrayType)
+        # The address of the first element of the view, with the same bounds checks as
+        # an element: index as if the missing trailing indices were 0.
+        count = src.ndim - t.ndim
+        items = [b.extract_value(index[0], k) for k in range(count)] if isinstance(index[1], TupleType) else [index[0]]
+        full_t = TupleType((INT,) * src.ndim)
+        full = ir.Constant(llvm_type(full_t), ir.Undefined)
+        for k in range(src.ndim):
+            full = b.insert_value(full, items[k] if k < count else self.em.i64(0), k)
+        first = self.element_pointer(array, (full, full_t), op, dims=count)
+        out = ir.Constant(llvm_type(t), ir.Undefined)
+        out = b.insert_value(out, b.ptrtoint(first, I64), 0)
+        for k in range(t.ndim):
+            out = b.insert_value(out, b.extract_value(val, 1 + count + k), 1 + k)
+            out = b.insert_value(out, b.extract_value(val, 1 + src.ndim + count + k), 1 + t.ndim + k)
+        out = b.insert_value(out, _view_meminfo(b, b.extract_value(val, meminfo_index(src.ndim))), meminfo_index(t.ndim))
+        refcount.incref(b, out, t)
+        return out
 
     def array_attribute(self, array: Typed, name: str) -> ir.Value:
         em, b = self.em, self.em.builder
         val, t = array
         assert isinstance(t, ArrayType)
+        if name == "dtype":
+            return ir.Constant(I8, 0)  # a compile-time object
+        if name == "T":  # the axes reversed; holds its own reference (see refcount.py)
+            out = ir.Constant(llvm_type(t), ir.Undefined)
+            out = b.insert_value(out, b.extract_value(val, 0), 0)
+            for k in range(t.ndim):
+                out = b.insert_value(out, b.extract_value(val, t.ndim - k), 1 + k)
+                out = b.insert_value(out, b.extract_value(val, 2 * t.ndim - k), 1 + t.ndim + k)
+            out = b.insert_value(out, _view_meminfo(b, b.extract_value(val, meminfo_index(t.ndim))), meminfo_index(t.ndim))
+            refcount.incref(b, out, t)
+            return out
         extents = [b.extract_value(val, 1 + k) for k in range(t.ndim)]
         if name == "ndim":
             return em.i64(t.ndim)
@@ -743,6 +781,8 @@ class ResumeState:
                 slots.append(resume.Slot("arg", v.index))
             elif t == BOTTOM:
                 slots.append(resume.Slot("const", None))  # never reached
+            elif isinstance(t, ObjType):
+                slots.append(resume.Slot("const", t.obj))  # known at compile time (a.dtype)
             else:
                 n = resume.words(t)
                 if n is None:
@@ -810,6 +850,18 @@ def lower_recursive(
     twin = f"{symbol}.twin"
     FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc).run()
     FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc).run().linkage = "internal"
+
+
+#: Added to an argument's meminfo (-(k + 1)) in a view of that argument, so that
+#: returning the view does not return the argument itself (see boxing.box_array).
+VIEW_OF_ARGUMENT = 1 << 32
+
+
+def _view_meminfo(b: ir.IRBuilder, meminfo: ir.Value) -> ir.Value:
+    """A view shares its base's memory: the same meminfo, but marked as a view when the
+    base is an argument."""
+    argument = b.and_(b.icmp_signed("<", meminfo, ir.Constant(I64, 0)), b.icmp_signed(">", meminfo, ir.Constant(I64, -VIEW_OF_ARGUMENT)))
+    return b.select(argument, b.sub(meminfo, ir.Constant(I64, VIEW_OF_ARGUMENT)), meminfo)
 
 
 def _leaf_paths(t: ir.Type, prefix: tuple[int, ...] = ()) -> list[list[int]]:

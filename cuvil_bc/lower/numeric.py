@@ -11,7 +11,7 @@ import math
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NpScalar, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -375,6 +375,11 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
     a, c = _plain(a), _plain(c)
     b = em.builder
     ta, tc = a[1], c[1]
+    if isinstance(ta, ObjType) and isinstance(tc, ObjType):  # compile-time objects: a constant
+        import operator
+
+        test = {"==": operator.eq, "!=": operator.ne, "is": operator.is_, "is not": operator.is_not}[op]
+        return ir.Constant(I1, int(bool(test(ta.obj, tc.obj))))
     if op in ("is", "is not", "==", "!=") and (ta == NONE or tc == NONE):
         same = ta == tc
         equal = same if op in ("is", "==") else not same

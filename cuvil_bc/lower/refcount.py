@@ -49,8 +49,10 @@ def is_owned(v: O.Value) -> bool:
     """Whether `v` holds a reference of its own (see the module docstring)."""
     if not isinstance(v, O.Op) or not holds_array(v.type):
         return False
-    if isinstance(v, O.Phi):
-        return True
+    if isinstance(v, (O.Phi, O.Subscript)):
+        return True  # a phi, or a view (``m[i]``), which increfs the memory it shares
+    if isinstance(v, O.LoadAttr):
+        return v.name == "T"
     if isinstance(v, O.Call):
         func = v.func.value if isinstance(v.func, O.Const) else None
         return isinstance(func, pytypes.FunctionType) or isinstance(value_type(v.func), ArrayMethod) or _creates(func)

@@ -6,7 +6,8 @@
     np.arange (stop) / (start, stop) / (start, stop, step)  ints: an int64 array
     a.copy()
 
-The result is a new float64 or int64 array of 1-4 dimensions (`ArrayType`), which
+The result is a new array of 1-4 dimensions (`ArrayType`, any dtype of
+`ARRAY_DTYPES`), which
 native code allocates and reference-counts (`csrc/runtime.c`). Anything else (another
 dtype, `order=`, a float `arange`) is unsupported and runs in CPython.
 """
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 
 from ..errors import Unsupported
 from .types import (
-    ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type,
+    ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type, base,
 )
 
 CREATORS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "arange")
@@ -106,9 +107,10 @@ def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: 
         if f is None:
             raise Unsupported("np.full() without a fill value")
         fill = argtypes[f]
-        natural = {INT: "int64", NP_I64: "int64", FLOAT: "float64", NP_F64: "float64"}.get(fill)
+        natural = {INT: "int64", NP_I64: "int64", FLOAT: "float64", NP_F64: "float64", BOOL: "bool"}.get(fill)
         dtype = dtype_or(natural)
-        if dtype is None or fill == BOOL or (dtype == "int64" and fill in (FLOAT, NP_F64)):
+        integral = dtype not in ("float64", "float32", "bool")
+        if dtype is None or base(fill) not in (INT, BOOL, FLOAT) or (integral and base(fill) == FLOAT):
             raise Unsupported(f"np.full() with a {fill} fill value")
         return Creation(name, ArrayType(dtype, ndim), shape=i, fill=f)  # type: ignore[arg-type]
     return Creation(name, ArrayType(dtype_or("float64"), ndim), shape=i)  # type: ignore[arg-type]

@@ -196,6 +196,13 @@ class Inferencer:
                 return BOTTOM
             consts = [a.value if isinstance(a, O.Const) else None for a in op.args]
             return creation(creator_name(ftype.obj), list(argtypes), op.kwnames, consts).result  # type: ignore[arg-type]
+        if isinstance(ftype, ObjType) and ftype.obj is _np_dtype_type() and not op.kwnames:
+            if len(op.args) == 1 and isinstance(op.args[0], O.Const):  # np.dtype("int64"): a constant
+                try:
+                    return ObjType(_np_dtype(op.args[0].value))  # type: ignore[arg-type]
+                except TypeError:
+                    pass
+            raise Unsupported("np.dtype() of a value that is not a constant dtype")
         if op.kwnames:
             raise Unsupported("keyword arguments to a builtin")
         if not isinstance(ftype, ObjType):
@@ -219,6 +226,8 @@ class Inferencer:
         if any(isinstance(t, (NpScalar, ArrayType)) for t in argtypes):
             if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
                 raise Unsupported(f"{sig.name}() of a NumPy value")
+            if sig.name.startswith("math.") and any(isinstance(t, NpScalar) and t.narrow for t in argtypes):
+                raise Unsupported(f"{sig.name}() of a narrow NumPy scalar")
             # np.int64 defines no __trunc__, and ldexp wants a real int exponent: both
             # raise TypeError in CPython.
             if (sig.name == "math.trunc" and argtypes[0] == NP_I64) or (sig.name == "math.ldexp" and argtypes[1:] and argtypes[1] == NP_I64):
@@ -230,12 +239,16 @@ class Inferencer:
 
 
 def array_item_type(seq: ArrayType, index: Type | None) -> Type:
-    """``a[i]`` or ``a[i, j, ...]``: one integer index per dimension gives an element."""
+    """``a[i]`` or ``a[i, j, ...]``: one integer index per dimension gives an element;
+    fewer give a view of the remaining dimensions (``m[i]`` is a row)."""
     # An np.int64 index (an element of an int64 array) indexes as the int it holds.
-    if index in (INT, NP_I64) and seq.ndim == 1:
+    count = 1 if index in (INT, NP_I64) else None
+    if isinstance(index, TupleType) and all(t in (INT, NP_I64) for t in index.items):
+        count = len(index.items)
+    if count is not None and count == seq.ndim:
         return seq.item
-    if isinstance(index, TupleType) and len(index.items) == seq.ndim and all(t in (INT, NP_I64) for t in index.items):
-        return seq.item
+    if count is not None and 0 < count < seq.ndim:
+        return ArrayType(seq.dtype, seq.ndim - count, seq.readonly)
     if index == BOOL or (isinstance(index, TupleType) and BOOL in index.items):
         raise Unsupported("an array indexed by a bool (a mask in NumPy)")
     raise Unsupported(f"{seq} indexed by {index} (only one integer per dimension compiles)")
@@ -249,7 +262,12 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
     if seq.readonly:
         raise Unsupported("assignment to a read-only array (ValueError in NumPy)")
     array_item_type(seq, index)
-    allowed = (INT, BOOL, NP_I64, NP_BOOL) + ((FLOAT, NP_F64) if seq.dtype == "float64" else ())
+    # NumPy converts any number into a float or bool array; an int array takes ints and
+    # bools (a float would be truncated: not compiled). Out-of-range ints deopt.
+    kinds = (INT, BOOL) if seq.dtype not in ("float64", "float32", "bool") else (INT, BOOL, FLOAT)
+    if base(value) not in kinds:
+        raise Unsupported(f"storing a {value} into an {seq}")
+    return NONE  # an element of the same dtype
     if value not in allowed:
         raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
@@ -260,7 +278,22 @@ ARRAY_ATTRIBUTES: dict[str, Callable[[ArrayType], Type]] = {
     "shape": lambda a: TupleType((INT,) * a.ndim),
     "ndim": lambda a: INT,
     "size": lambda a: INT,
+    "T": lambda a: a,  # a view with the axes reversed
+    "dtype": lambda a: ObjType(_np_dtype(a.dtype)),  # known statically: only compared
 }
+
+
+def _np_dtype(name: object) -> object:
+    import numpy as np
+
+    return np.dtype(name)
+
+
+def _np_dtype_type() -> object:
+    import sys
+
+    np = sys.modules.get("numpy")
+    return np.dtype if np is not None else None
 
 
 def _holds_array(t: Type) -> bool:
@@ -268,8 +301,8 @@ def _holds_array(t: Type) -> bool:
 
 
 def _returnable(t: Type) -> Type:
-    if isinstance(t, ArrayMethod):
-        raise Unsupported("returning a bound method")
+    if isinstance(t, (ArrayMethod, ObjType)):
+        raise Unsupported(f"returning {t}")
     return t
 
 

@@ -5,7 +5,7 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, TupleType, Type, UnionType, base
+from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
@@ -41,6 +41,9 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
 def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     """NumPy 2's rules (NEP 50) for a NumPy scalar with a NumPy or Python scalar: the
     kind is Python's for the same representations, the result a NumPy scalar."""
+    for t in (a, b):
+        if isinstance(t, NpScalar) and t.narrow:
+            raise Unsupported(f"'{op}' on an {t} (arithmetic compiles for float64 and int64 scalars)")
     if NP_BOOL in (a, b):
         raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
     if op == "**":
@@ -54,6 +57,8 @@ def unary_type(op: str, a: Type) -> Type:
     if isinstance(a, NpScalar):
         if op == "not":
             return BOOL
+        if a.narrow:
+            raise Unsupported(f"unary '{op}' of {a}")
         if a == NP_I64 or (a == NP_F64 and op in ("-", "+")):
             return a
         raise Unsupported(f"unary '{op}' of {a}")
@@ -71,6 +76,8 @@ def unary_type(op: str, a: Type) -> Type:
 
 
 def compare_type(op: str, a: Type, b: Type) -> Type:
+    if isinstance(a, ObjType) and isinstance(b, ObjType) and op in ("==", "!=", "is", "is not"):
+        return BOOL  # two compile-time objects (``a.dtype == np.float64``): a constant
     if op in ("is", "is not"):
         if a == NONE or b == NONE or (a == BOOL and b == BOOL):
             return BOOL
@@ -85,6 +92,8 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
+    if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
+        raise Unsupported(f"'{op}' between {a} and {b} (comparisons compile for float64 and int64 scalars)")
     if (isinstance(a, NpScalar) or isinstance(b, NpScalar)) and base(a) in NUMERIC and base(b) in NUMERIC:
         return NP_BOOL
     if op in ("==", "!=") and (a == NONE or b == NONE):

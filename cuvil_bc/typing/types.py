@@ -54,7 +54,16 @@ class NpScalar(Type):
 
     @property
     def base(self) -> "Scalar":
-        return {"float64": FLOAT, "int64": INT, "bool": BOOL}[self.name]
+        if self.name == "bool":
+            return BOOL
+        return FLOAT if self.name.startswith("float") else INT
+
+    @property
+    def narrow(self) -> bool:
+        """A dtype other than float64, int64 and bool: its elements compile only where
+        NumPy's result is the Python number's (float(), int(), bool(), a truth test, an
+        index, a store); arithmetic on them does not compile yet."""
+        return self.name not in ("float64", "int64", "bool")
 
 
 NP_F64 = NpScalar("float64")
@@ -68,7 +77,7 @@ class ArrayType(Type):
     arrays (``a.flags.writeable`` false) are a separate type, so that code writing to
     one is not compiled for it (CPython raises ValueError at the write)."""
 
-    dtype: str  # "float64" or "int64"
+    dtype: str  # one of ARRAY_DTYPES
     ndim: int
     readonly: bool = False
 
@@ -92,7 +101,9 @@ class ArrayMethod(Type):
 
 
 #: NumPy dtypes whose arrays compile, and the dimensions they may have.
-ARRAY_DTYPES = ("float64", "int64")
+ARRAY_DTYPES = ("float64", "int64", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool")
+#: Bytes per element.
+ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
 MAX_NDIM = 4
 
 
