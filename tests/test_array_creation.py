@@ -62,9 +62,9 @@ def test_creators_match_numpy() -> None:
     check(RETURNING, -1, 2, 1.0)  # ValueError: negative dimensions are not allowed
     check(RETURNING, 2, -3, 1.0)
     assert native_ran(RETURNING)
-    # A tuple holding arrays does not compile yet: CPython runs it, with the same result.
-    check(CREATE, 3, 4, 2.5)
-    assert not native_ran(CREATE) and "a tuple holding an array" in CREATE.explain()
+    for n, m in ((0, 0), (3, 4), (5, 0)):
+        check(CREATE, n, m, 2.5)  # a tuple of arrays
+    assert native_ran(CREATE)
 
 
 RETURNING = build(
@@ -167,6 +167,26 @@ def f(a, k):
     check(chooses, a, 0)
     check(chooses, a, 3)
     assert native_ran(chooses)
+
+
+def test_tuples_of_arrays() -> None:
+    best = build(
+        """
+def f(n):
+    best = (np.zeros(1), 0)
+    for k in range(n):
+        cand = np.full(2, k * 1.0)
+        if k % 2 == 0:
+            best = (cand, k)
+    arr, k = best
+    return arr, k, best
+"""
+    )
+    for n in (0, 1, 5):
+        check(best, n)
+    r = best(5)
+    assert r[0] is r[2][0]  # one array, in two places
+    assert native_ran(best)
 
 
 def test_returned_array_owns_its_memory() -> None:

@@ -16,16 +16,29 @@ from .ltypes import words
 _NUMPY_BOX = {NP_F64: "_np.float64(o[{k}].d)", NP_I64: "_np.int64(o[{k}].i)", NP_BOOL: "_np.bool_(o[{k}].i != 0)"}
 
 
-def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int) -> Any:
+def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int, made: dict[Any, Any]) -> Any:
     """The array whose words start at ``o[k]``: a caller's argument (meminfo -(i + 1))
     or a view of one, or an ndarray over native memory, taking over the result's
-    reference to it."""
+    reference to it. `made` holds the arrays already built for this result: the same
+    array twice in a result (``return a, (a, 1)``) is one object."""
     meminfo = o[k + 1 + 2 * ndim].i
+    data = o[k].i
     shape = tuple(o[k + 1 + i].i for i in range(ndim))
     strides = tuple(o[k + 1 + ndim + i].i for i in range(ndim))
+    key = (meminfo, data, shape, strides)
+    found = made.get(key)
+    if found is not None:
+        if meminfo > 0:
+            from .._runtime import lib  # type: ignore[import-not-found]
+
+            lib.cb_decref(meminfo)  # the extra reference of the second occurrence
+        return found
     if meminfo < 0:
-        return argument_array(args, meminfo, o[k].i, shape, strides, dtype)
-    return owned_array(meminfo, o[k].i, shape, strides, dtype)
+        found = argument_array(args, meminfo, data, shape, strides, dtype)
+    else:
+        found = owned_array(meminfo, data, shape, strides, dtype)
+    made[key] = found
+    return found
 
 
 VIEW_OF_ARGUMENT = 1 << 32  # see codegen._view_meminfo
@@ -70,7 +83,7 @@ def owned_array(meminfo: int, data: int, shape: tuple[int, ...], strides: tuple[
 
 def _result_expr(t: Type, offset: int) -> str:
     if isinstance(t, ArrayType):
-        return f"_box_array(o, {offset}, a, {t.dtype!r}, {t.ndim})"
+        return f"_box_array(o, {offset}, a, {t.dtype!r}, {t.ndim}, m)"
     if t in _NUMPY_BOX:
         return _NUMPY_BOX[t].format(k=offset)
     if isinstance(t, NpScalar):  # a narrow dtype: its value is exact in the wide word
@@ -118,7 +131,7 @@ def _arg_exprs(t: Type, expr: str) -> list[str]:
 def make_boxer(t: Type) -> Callable[..., Any]:
     """``box(o, a)``: the result from the output words `o` of a call with arguments `a`."""
     namespace: dict[str, Any] = {"_box_array": box_array}
-    source = f"def box(o, a=()):\n    return {_result_expr(t, 0)}\n"
+    source = f"def box(o, a=()):\n    m = {{}}\n    return {_result_expr(t, 0)}\n"
     if "_np." in source:
         import numpy
 

@@ -279,6 +279,8 @@ class FunctionLowering:
             val = ir.Constant(llvm_type(t), ir.Undefined)
             for i, (item, _) in enumerate(operands):
                 val = b.insert_value(val, item, i)
+            if self.track and refcount.holds_array(t):
+                refcount.incref(b, val, t)  # the tuple's own references to its arrays
         elif isinstance(op, O.Unpack):
             val = operands[0][0]
         elif isinstance(op, O.TupleGet):

@@ -35,13 +35,15 @@ from llvmlite import ir
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.types import ArrayMethod, ArrayType, Type, UnionType
+from ..typing.types import ArrayMethod, ArrayType, TupleType, Type, UnionType
 from .ltypes import I8, I64, meminfo_index
 
 
 def holds_array(t: Type | None) -> bool:
     if isinstance(t, ArrayType):
         return True
+    if isinstance(t, TupleType):
+        return any(holds_array(i) for i in t.items)
     return isinstance(t, UnionType) and any(isinstance(o, ArrayType) for o in t.options)
 
 
@@ -49,8 +51,10 @@ def is_owned(v: O.Value) -> bool:
     """Whether `v` holds a reference of its own (see the module docstring)."""
     if not isinstance(v, O.Op) or not holds_array(v.type):
         return False
-    if isinstance(v, (O.Phi, O.Subscript)):
-        return True  # a phi, or a view (``m[i]``), which increfs the memory it shares
+    if isinstance(v, (O.Phi, O.Subscript, O.BuildTuple)):
+        # a phi; a view (``m[i]``), which increfs the memory it shares; a tuple, which
+        # holds a reference to each array in it
+        return True
     if isinstance(v, O.LoadAttr):
         return v.name == "T"
     if isinstance(v, O.Call):
@@ -62,10 +66,17 @@ def is_owned(v: O.Value) -> bool:
 
 def owner(v: O.Value) -> O.Value:
     """The value whose reference `v` borrows: a narrowing (``x is not None``) of an
-    owned union is the same array, so its uses keep the owner alive."""
-    while isinstance(v, O.Narrow):
-        v = v.value
-    return v
+    owned union is the same array, an item of a tuple is the tuple's, so their uses
+    keep the owner alive."""
+    while True:
+        if isinstance(v, O.Narrow):
+            v = v.value
+        elif isinstance(v, O.TupleGet):
+            v = v.tup
+        elif isinstance(v, O.Unpack):
+            v = v.seq
+        else:
+            return v
 
 
 def _creates(func: object) -> bool:
@@ -164,9 +175,18 @@ def _runtime(module: ir.Module, name: str) -> ir.Function:
     return fn  # type: ignore[return-value]
 
 
+def _meminfos(b: ir.IRBuilder, val: ir.Value, t: Type) -> list[ir.Value]:
+    """One meminfo per array a value holds (a tuple may hold several)."""
+    if isinstance(t, TupleType):
+        return [m for k, item in enumerate(t.items) if holds_array(item) for m in _meminfos(b, b.extract_value(val, k), item)]
+    return [meminfo(b, val, t)]
+
+
 def incref(b: ir.IRBuilder, val: ir.Value, t: Type) -> None:
-    b.call(_runtime(b.module, "cb_incref"), [meminfo(b, val, t)])
+    for m in _meminfos(b, val, t):
+        b.call(_runtime(b.module, "cb_incref"), [m])
 
 
 def decref(b: ir.IRBuilder, val: ir.Value, t: Type) -> None:
-    b.call(_runtime(b.module, "cb_decref"), [meminfo(b, val, t)])
+    for m in _meminfos(b, val, t):
+        b.call(_runtime(b.module, "cb_decref"), [m])

@@ -20,7 +20,7 @@ from . import rules
 from .creation import creation, creator_name
 from .signatures import lookup
 from .types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, NpScalar, ObjType, TupleType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, NpScalar, ObjType, TupleType, UnionType,
     Type, base, join, options, typeof, union_of,
 )
 
@@ -118,8 +118,8 @@ class Inferencer:
         if isinstance(op, O.Truth):
             return _split(ts, _truth_type)
         if isinstance(op, O.BuildTuple):
-            if any(isinstance(t, ArrayType) for t in ts):
-                raise Unsupported("a tuple holding an array")
+            if any(isinstance(t, UnionType) and _holds_array(t) for t in ts):
+                raise Unsupported("a tuple holding an array that may be unbound or None")
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
             return _split(ts, lambda *a: self.item_type(op, *a))
@@ -297,6 +297,8 @@ def _np_dtype_type() -> object:
 
 
 def _holds_array(t: Type) -> bool:
+    if isinstance(t, UnionType):
+        return any(_holds_array(o) for o in t.options)
     return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(i) for i in t.items))
 
 

@@ -165,6 +165,8 @@ def join(a: Type, b: Type) -> Type:
     if a == BOTTOM:
         return b
     members = {str(o): o for o in options(a) + options(b)}
+    if len(members) > 1 and any(isinstance(o, TupleType) and _has_array(o) for o in members.values()):
+        raise Unsupported(f"a value that may be {a} or {b}")  # a tuple of arrays, or something else
     arrays = [o for o in members.values() if isinstance(o, ArrayType)]
     if arrays and (len(arrays) > 1 or any(o not in (UNDEF, NONE) for o in members.values() if not isinstance(o, ArrayType))):
         # An array may only be unbound or None on other paths (a local assigned in a loop).
@@ -172,6 +174,10 @@ def join(a: Type, b: Type) -> Type:
     if len(members) > MAX_UNION:
         raise Unsupported(f"a value that may be any of {len(members)} types ({', '.join(sorted(members))})")
     return UnionType(tuple(members[k] for k in sorted(members)))
+
+
+def _has_array(t: Type) -> bool:
+    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_has_array(i) for i in t.items))
 
 
 def union_of(types: list[Type]) -> Type:
