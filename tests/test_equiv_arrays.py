@@ -248,3 +248,28 @@ def test_numpy_scalar_arguments() -> None:
         for y in values:
             check(f, x, y)
     assert native_ran(f), f.explain()
+
+
+DEFERRED = [
+    # an overflow whose infinity only reaches the return
+    "def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s = s + a[i] * a[i]\n    return s\n",
+    # ... only a comparison (the infinity itself disappears)
+    "def f(a):\n    n = 0\n    for i in range(len(a)):\n        if a[i] * 1e300 > 1.0:\n            n += 1\n    return n\n",
+    # ... nothing at all (a dead value still warns in NumPy)
+    "def f(a):\n    for i in range(len(a)):\n        y = a[i] * a[i]\n    return len(a)\n",
+    # ... a loop-carried phi that is never used afterwards
+    "def f(a):\n    t = a[0] * 0.0\n    for i in range(len(a)):\n        t = t * 1e100 + a[i]\n    return 1\n",
+    # ... a conversion and a math call
+    "def f(a):\n    k = 0\n    for i in range(len(a)):\n        k += int(math.sqrt(a[i] * a[i] - a[i]) > 2.0)\n    return k, float(a[0] - a[0])\n",
+]
+
+
+@pytest.mark.parametrize("src", DEFERRED)
+def test_deferred_float_warnings(src: str) -> None:
+    # In a function that only reads, np.float64 + - * are not tested where they run:
+    # whatever consumes their value tests it (or they test themselves when nothing
+    # does), and the call is re-run in CPython, which warns.
+    fn = build(src)
+    for a in ([1.0, 2.0, 3.0], [1e200, 1e200, 2.0], [1e308, -1e308, 5.0], [math.inf, 1.0, 1.0], [math.nan, 2.0, 0.5]):
+        check(fn, np.array(a))
+    assert native_ran(fn)

@@ -30,6 +30,7 @@ from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
+from .numeric import not_finite as numeric_not_finite
 
 
 class Callee(Protocol):
@@ -95,6 +96,7 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
+        self.propagating: dict[O.Value, bool] = {}  # see `propagates`
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
         # Arrays allocated natively: references held (see refcount.py).
@@ -112,6 +114,8 @@ class FunctionLowering:
         order = self.fn.rpo()
         for block in order:
             self.blocks[block] = self.em.block(block.name)
+        if not self.fn.writes and any(isinstance(op, O.BinOp) and op.type == NP_F64 for op in self.fn.ops()):
+            self.em.prepare_warnings()
         self.em.builder.position_at_end(self.em.alloca_block)
         if self.calls_python_functions():
             self.em.line = self.fn.firstlineno
@@ -236,6 +240,9 @@ class FunctionLowering:
     def lower(self, op: O.Op) -> None:
         b = self.em.builder
         em = self.em
+        if self.em.warned is not None and not isinstance(op, O.Phi) and not self.propagates(op):
+            self.consumer_checks(op)
+        dead_end = self.em.warned is not None and self.propagates(op) and not self.reaches_consumer(op)
         if isinstance(op, O.Phi):
             lltype = llvm_type(op.type)  # type: ignore[arg-type]
             if isinstance(lltype, ir.LiteralStructType):
@@ -308,6 +315,8 @@ class FunctionLowering:
         else:
             raise AssertionError(f"cannot lower {type(op).__name__}")
         self.values[op] = val
+        if dead_end:  # nothing consumes it: it tests itself
+            em.warn_if(numeric_not_finite(em, val))
 
     def call(self, op: O.Call, operands: list[Typed], t: Type) -> ir.Value:
         import types as pytypes
@@ -416,12 +425,69 @@ class FunctionLowering:
 
         if not chains(op):
             return "precise"
+        if not self.fn.writes:
+            return "none"  # a function that only reads: its consumers test (consumer_checks)
         users = self.uses.get(op, [])
         if users and all(chains(u) and u.block is op.block and not self.checkpoint_between(op, u) for u in users):
             return "none"
         if any(chains(v) and self.float_warning_check(v) == "none" for v in (op.lhs, op.rhs)):  # type: ignore[arg-type]
             return "conservative"
         return "precise"
+
+    def propagates(self, v: O.Value, seen: set[O.Value] | None = None) -> bool:
+        """Whether `v` may carry an untested np.float64 ``+ - *`` result: such an op, or
+        a phi that one reaches. An infinity or a NaN survives ``+ - *``, so in a
+        function that only reads, nothing tests these ops themselves: an op that
+        consumes such a value in any other way (a compare, a call, a return, a
+        division...) tests it for being finite (`consumer_checks`). A non-finite value
+        there (a warning NumPy gave on the way, or an input that was already one) hands
+        the call back to CPython, which re-runs it exactly."""
+        if isinstance(v, O.BinOp):
+            return v.op in ("+", "-", "*") and v.type == NP_F64
+        if not isinstance(v, O.Phi):
+            return False
+        found = self.propagating.get(v)
+        if found is not None:
+            return found
+        seen = seen if seen is not None else set()
+        if v in seen:
+            return False
+        seen.add(v)
+        result = any(self.propagates(inc, seen) for _, inc in v.incoming)
+        if len(seen) == 1:
+            self.propagating[v] = result
+        return result
+
+    def reaches_consumer(self, v: O.Value, seen: set[O.Value] | None = None) -> bool:
+        """Whether some op that tests it (`consumer_checks`) uses `v`, directly or
+        through propagating ops and phis."""
+        seen = seen if seen is not None else set()
+        if v in seen:
+            return False
+        seen.add(v)
+        for user in self.uses.get(v, []):
+            if isinstance(user, O.Phi) or self.propagates(user):
+                if self.reaches_consumer(user, seen):
+                    return True
+            else:
+                return True
+        return False
+
+    def consumer_checks(self, op: O.Op) -> None:
+        """Test the untested np.float64 values `op` consumes (see `propagates`)."""
+        em = self.em
+        for v in dict.fromkeys(op.operands()):
+            if not self.propagates(v):
+                continue
+            val, t = self.get(v)
+
+            def test(vs: list[Typed]) -> Typed:
+                x, xt = vs[0]
+                if base(xt) == FLOAT:
+                    return numeric_not_finite(em, x), BOOL
+                return ir.Constant(I1, 0), BOOL
+
+            em.warn_if(em.split([(val, t)], BOOL, test))
 
     def checkpoint_between(self, first: O.Op, later: O.Op) -> bool:
         """Whether a resume point lies between two ops of one block: a deopt at `later`
@@ -660,6 +726,7 @@ class FunctionLowering:
             b.store(b.sub(remaining, em.i64(1)), field(2))
             b.branch(target(op.body))
         elif isinstance(op, O.Return):
+            em.deopt_if_warned()
             val, t = self.get(op.value)
             if self.track:
                 # The caller gets a reference: this one's own, or a new one.

@@ -39,6 +39,7 @@ class Emitter:
         #: `codegen.ResumeState`); one that only reads re-runs the call.
         self.precise = False
         self.resume: object = None
+        self.warned: ir.Value | None = None  # the deferred-warning flag (warn_if)
         #: Called on a deopt path with the values the resume state hands over, to
         #: release the other array references held there (codegen, refcount.py).
         self.on_deopt: Callable[[set[object]], None] | None = None
@@ -118,6 +119,35 @@ class Emitter:
         br = self.builder.cbranch(cond, self.deopt_block(distinct=distinct), ok)
         br.set_weights([1, 1 << 20])
         self.builder.position_at_end(ok)
+
+    def warn_if(self, maybe: ir.Value, precise: Callable[[], ir.Value] | None = None) -> None:
+        """A NumPy warning: native code computes NumPy's value all the same (an IEEE
+        infinity or NaN), only the warning is missing. In a function that only reads,
+        the test is deferred: `maybe` is or-ed into a flag that the function tests when
+        it returns (`warned`), so the hot path has no branch; the call is then re-run in
+        CPython, which warns (and computes the same value, along the same path). A
+        function that writes deopts at once, precisely (`precise` refines `maybe`)."""
+        if self.precise:
+            if precise is None:
+                self.deopt_if(maybe)
+            else:
+                self.deopt_if_refined(maybe, precise)
+            return
+        assert self.warned is not None, "prepare_warnings() first: returns test the flag"
+        self.builder.store(self.builder.or_(self.builder.load(self.warned), maybe), self.warned)
+
+    def prepare_warnings(self) -> None:
+        """Create the deferred-warning flag (before any block is lowered, so that every
+        return tests it, whatever order the blocks are lowered in)."""
+        self.warned = self.alloca(I1)
+        with self.builder.goto_block(self.alloca_block):
+            self.builder.position_after(self.warned)  # type: ignore[arg-type]
+            self.builder.store(ir.Constant(I1, 0), self.warned)
+
+    def deopt_if_warned(self) -> None:
+        """Before returning: hand the call to CPython if a deferred warning is due."""
+        if self.warned is not None:
+            self.deopt_if(self.builder.load(self.warned))
 
     def deopt_if_refined(self, maybe: ir.Value, precise: Callable[[], ir.Value]) -> None:
         """Deoptimise when `precise()` holds, testing it only when the cheap filter

@@ -307,7 +307,12 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     plain = base(result)
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
     check = em.float_warning_check if op in ("+", "-", "*") else "precise"
-    if result == NP_F64 and check == "conservative":
+    if result == NP_F64 and op in ("+", "-", "*") and not em.precise:
+        # Python's float lowering of + - * has no guard of its own: the value is
+        # NumPy's, only the warning may be due (deferred: Emitter.warn_if).
+        if check != "none":
+            em.warn_if(not_finite(em, val))
+    elif result == NP_F64 and check == "conservative":
         em.deopt_if(not_finite(em, val))
     elif result == NP_F64 and check == "precise":
         deopt_on_float_error(em, val, [em.as_float(a), em.as_float(c)])
