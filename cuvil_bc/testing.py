@@ -44,8 +44,8 @@ def same_value(a: Any, b: Any) -> bool:
             a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
             and a.flags.writeable == b.flags.writeable and a.tobytes() == b.tobytes()
         )
-    if isinstance(a, float):
-        return repr(a) == repr(b)
+    if isinstance(a, float) or type(a).__module__ == "numpy":
+        return repr(a) == repr(b)  # NumPy scalars too (np.float32(nan), -0.0)
     if isinstance(a, tuple):
         return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
     return bool(a == b)

@@ -120,9 +120,56 @@ def f(n, v):
     assert native_ran(element)
 
 
-def test_arithmetic_on_narrow_elements_runs_in_cpython() -> None:
-    add = build("def f(a):\n    return a[0] + a[1]\n")
-    for dtype in ("int8", "uint8", "float32"):
-        check(add, np.array([100, 100]).astype(dtype))  # int8 wraps with NumPy's warning
-    assert not native_ran(add)
-    assert "arithmetic compiles for float64 and int64" in add.explain()
+INT_ARITH = build(
+    """
+def f(a, b, x, y):
+    p = a[0]
+    q = a[1]
+    r = b[0]
+    return p + q, p - q, p * q, p / q, p // q, p % q, -p, +q, p + x, x - p, p * y, r + p, r * x, p < q, p == x, r >= y, p < y
+"""
+)
+
+FLOAT_ARITH = build(
+    """
+def f(a, b, x, y):
+    p = a[0]
+    q = a[1]
+    r = b[0]
+    return p + q, p - q, p * q, p / q, -p, p + x, x - p, p * y, y / p, r + p, r * q, p < q, p == y, p <= x, r > p
+"""
+)
+
+INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32"]
+
+
+@pytest.mark.parametrize("dtype", INTS)
+def test_int_arithmetic_as_numpy(dtype: str) -> None:
+    other = {"int8": "uint8", "int16": "int8", "int32": "uint16", "uint8": "int16", "uint16": "uint8", "uint32": "int32"}[dtype]
+    pair = arrays(dtype, max_dims=1, max_side=3).filter(lambda a: a.size >= 2)
+    one = arrays(other, max_dims=1, max_side=2).filter(lambda a: a.size >= 1)
+    small = st.integers(-300, 300) | st.integers(-(2**40), 2**40)
+    equivalent(INT_ARITH, st.tuples(pair, one, small, st.floats(allow_nan=True, allow_infinity=True)), max_examples=150)
+    check(INT_ARITH, np.array([7, 2]).astype(dtype), np.array([3]).astype(other), 5, 2.5)
+    assert native_ran(INT_ARITH)
+
+
+def test_float32_arithmetic_as_numpy() -> None:
+    pair = arrays("float32", max_dims=1, max_side=3).filter(lambda a: a.size >= 2)
+    for other in ("float32", "int16", "uint8", "float64", "int32"):
+        one = arrays(other, max_dims=1, max_side=2).filter(lambda a: a.size >= 1)
+        numbers = st.integers(-(2**30), 2**30) | st.floats(allow_nan=True, allow_infinity=True)
+        equivalent(FLOAT_ARITH, st.tuples(pair, one, numbers, st.floats(allow_nan=True, allow_infinity=True)), max_examples=80)
+    check(FLOAT_ARITH, np.array([0.1, 3.0], dtype=np.float32), np.array([2], dtype=np.int16), 3, 0.1)  # 0.1 as float32
+    assert native_ran(FLOAT_ARITH)
+
+
+def test_narrow_accumulation() -> None:
+    total = build("def f(a):\n    s = a[0] * 0\n    for i in range(len(a)):\n        s = s + a[i]\n    return s\n")
+    for dtype in ("int8", "uint16", "float32"):
+        check(total, np.arange(1, 30).astype(dtype))  # int8 overflows: NumPy wraps and warns
+        check(total, np.ones(5, dtype=dtype))
+    assert native_ran(total)
+    shift = build("def f(a):\n    return a[0] << 1\n")
+    check(shift, np.array([3], dtype=np.int8))
+    assert not native_ran(shift)  # bitwise ops and shifts on narrow ints run in CPython

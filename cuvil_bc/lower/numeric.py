@@ -48,6 +48,8 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
     b = em.builder
     if is_numpy(v) and op != "not":
         val, _ = unary(em, op, _plain(v))  # -x overflows only for INT64_MIN, where NumPy warns
+        if isinstance(v[1], NpScalar) and v[1].narrow and v[1].base == INT:
+            _deopt_outside(em, val, v[1].name)  # -(-128) as an int8: NumPy wraps and warns
         return val, v[1]
     if op == "not":
         return b.xor(truth(em, v), ir.Constant(I1, 1)), BOOL
@@ -298,12 +300,72 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
     em.deopt_if_refined(not_finite(em, result), error)
 
 
+def _int_range(dtype: str) -> tuple[int, int]:
+    bits = int("".join(ch for ch in dtype if ch.isdigit()))
+    if dtype.startswith("uint"):
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _deopt_outside(em: Emitter, x: ir.Value, dtype: str) -> None:
+    """Deopt unless int64 `x` fits `dtype` (NumPy would wrap and warn, or raise)."""
+    lo, hi = _int_range(dtype)
+    b = em.builder
+    em.deopt_if(b.icmp_unsigned(">", b.sub(x, em.i64(lo)), em.i64(hi - lo)))
+
+
+F32 = ir.FloatType()
+
+
+def to_float32(em: Emitter, v: Typed) -> ir.Value:
+    """An operand of a float32 operation as NumPy converts it: a Python float rounds
+    to float32 (deopting if it overflows: NumPy warns), a Python int beyond 2**24 (where
+    the conversion could round) deopts; narrow NumPy scalars convert exactly."""
+    b = em.builder
+    val, t = v
+    if t == FLOAT or (isinstance(t, NpScalar) and t.base == FLOAT):
+        single = b.fptrunc(val, F32)
+        if t == FLOAT:
+            wide = b.fpext(single, F64)
+            em.deopt_if(b.and_(not_finite(em, wide), is_finite(em, val)))
+        return single
+    x = em.as_int(_plain(v))
+    if t == INT:
+        em.deopt_if(b.icmp_unsigned(">", b.add(x, em.i64(1 << 24)), em.i64(1 << 25)))
+    return b.sitofp(x, F32)
+
+
+def narrow_binop(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> Typed:
+    """Arithmetic whose NumPy result is a float32 or an int8-32/uint8-32 (see
+    `rules.narrow_binop_type`). Ints compute exactly in int64 and deopt when the result
+    (or a Python int operand) does not fit the dtype, where NumPy wraps and warns (or
+    raises OverflowError); float32 computes in single precision, and deopts where NumPy
+    warns (an infinity from finite operands, a NaN from numbers, a zero divisor)."""
+    b = em.builder
+    if result.name == "float32":
+        x, y = to_float32(em, a), to_float32(em, c)
+        if op == "/":
+            em.deopt_if(b.fcmp_ordered("==", y, ir.Constant(F32, 0.0)))
+        r = {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv}[op](x, y)
+        wide = b.fpext(r, F64)
+        deopt_on_float_error(em, wide, [b.fpext(x, F64), b.fpext(y, F64)])
+        return wide, result
+    for v in (a, c):
+        if v[1] == INT:
+            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    val, _ = binop(em, op, (em.as_int(_plain(a)), INT), (em.as_int(_plain(c)), INT), INT)
+    _deopt_outside(em, val, result.name)
+    return val, result
+
+
 def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
     """Arithmetic with a NumPy scalar. Under NumPy 2's rules (NEP 50) its value is
     Python's on the same representations wherever neither warns or raises: Python's
     lowering computes it (and already deopts on int64 overflow and zero divisors, where
     NumPy warns). NumPy also warns where Python is silent: a float64 result that is an
     infinity from finite operands (overflow) or a NaN from numbers (invalid value)."""
+    if isinstance(result, NpScalar) and result.narrow:
+        return narrow_binop(em, op, a, c, result)
     plain = base(result)
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
     check = em.float_warning_check if op in ("+", "-", "*") else "precise"
@@ -376,7 +438,14 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
 
 
 def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
-    """``a op c`` as an i1 (a NumPy comparison gives the same truth value: an np.bool)."""
+    """``a op c`` as an i1 (a NumPy comparison gives the same truth value: an np.bool).
+    A float32 compares with a Python number in float32 (NEP 50: the Python number is
+    converted first); every other NumPy comparison is exact on the represented values."""
+    f32 = lambda v: isinstance(v[1], NpScalar) and v[1].name == "float32"  # noqa: E731
+    weak = lambda v: v[1] in (INT, FLOAT, BOOL)  # noqa: E731
+    if op in ("<", "<=", ">", ">=", "==", "!=") and ((f32(a) and weak(c)) or (f32(c) and weak(a))):
+        a = (em.builder.fpext(to_float32(em, a), F64), FLOAT)
+        c = (em.builder.fpext(to_float32(em, c), F64), FLOAT)
     a, c = _plain(a), _plain(c)
     b = em.builder
     ta, tc = a[1], c[1]

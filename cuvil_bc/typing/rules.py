@@ -41,9 +41,8 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
 def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     """NumPy 2's rules (NEP 50) for a NumPy scalar with a NumPy or Python scalar: the
     kind is Python's for the same representations, the result a NumPy scalar."""
-    for t in (a, b):
-        if isinstance(t, NpScalar) and t.narrow:
-            raise Unsupported(f"'{op}' on an {t} (arithmetic compiles for float64 and int64 scalars)")
+    if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
+        return narrow_binop_type(op, a, b)
     if NP_BOOL in (a, b):
         raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
     if op == "**":
@@ -53,11 +52,50 @@ def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     return NP_F64 if binop_type(op, base(a), base(b)) == FLOAT else NP_I64
 
 
+#: What a Python scalar counts as in NumPy's promotion (NEP 50: a "weak" scalar).
+_WEAK = {INT: 0, FLOAT: 0.0, BOOL: False}
+
+
+def narrow_dtype(a: Type, b: Type) -> str:
+    """NumPy's result dtype for two scalars, at least one a narrow NumPy scalar: NumPy
+    itself decides (np.result_type, with Python scalars as weak values)."""
+    import numpy as np
+
+    def operand(t: Type) -> object:
+        if isinstance(t, NpScalar):
+            return np.dtype(t.name)
+        if t in _WEAK:
+            return _WEAK[t]
+        raise Unsupported(f"NumPy arithmetic with a {t}")
+
+    return np.result_type(operand(a), operand(b)).name
+
+
+def narrow_binop_type(op: str, a: Type, b: Type) -> Type:
+    """``+ - * / // %`` with a float32 or int8-32/uint8-32 scalar, as NumPy 2 types
+    them. Bitwise ops, shifts and powers do not compile."""
+    if op not in ("+", "-", "*", "/", "//", "%"):
+        raise Unsupported(f"'{op}' on {a} and {b}")
+    dtype = narrow_dtype(a, b)
+    kind = "f" if dtype.startswith("float") else "b" if dtype == "bool" else "i"
+    if kind == "b":
+        raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
+    if op == "/" and kind == "i":
+        dtype = "float64"
+    if dtype == "float32" and op in ("//", "%"):
+        raise Unsupported(f"'{op}' on np.float32")
+    if dtype == "uint64":
+        raise Unsupported(f"'{op}' on {a} and {b} (a uint64 result)")
+    return NpScalar(dtype)
+
+
 def unary_type(op: str, a: Type) -> Type:
     if isinstance(a, NpScalar):
         if op == "not":
             return BOOL
         if a.narrow:
+            if op in ("-", "+") and a.name != "bool":
+                return a
             raise Unsupported(f"unary '{op}' of {a}")
         if a == NP_I64 or (a == NP_F64 and op in ("-", "+")):
             return a
@@ -92,8 +130,6 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
-    if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
-        raise Unsupported(f"'{op}' between {a} and {b} (comparisons compile for float64 and int64 scalars)")
     if (isinstance(a, NpScalar) or isinstance(b, NpScalar)) and base(a) in NUMERIC and base(b) in NUMERIC:
         return NP_BOOL
     if op in ("==", "!=") and (a == NONE or b == NONE):
