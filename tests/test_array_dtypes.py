@@ -1,4 +1,4 @@
-"""Arrays of bool, int8-int32, uint8-uint32 and float32 (issue 4, section 1), against
+"""Arrays of bool, int8-int32, uint8-uint64 and float32 (issue 4, section 1), against
 CPython with NumPy.
 
 Their elements are NumPy scalars of their own dtype. What compiles is what NumPy makes
@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 from cuvil_bc._runtime import lib
 from cuvil_bc.testing import arrays, check, compile_source, equivalent, native_ran
 
-NARROW = ["float32", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool"]
+NARROW = ["float32", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"]
 
 
 def build(src: str):  # type: ignore[no-untyped-def]
@@ -140,12 +140,12 @@ def f(a, b, x, y):
 """
 )
 
-INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32"]
+INTS = ["int8", "int16", "int32", "uint8", "uint16", "uint32", "uint64"]
 
 
 @pytest.mark.parametrize("dtype", INTS)
 def test_int_arithmetic_as_numpy(dtype: str) -> None:
-    other = {"int8": "uint8", "int16": "int8", "int32": "uint16", "uint8": "int16", "uint16": "uint8", "uint32": "int32"}[dtype]
+    other = {"int8": "uint8", "int16": "int8", "int32": "uint16", "uint8": "int16", "uint16": "uint8", "uint32": "int32", "uint64": "uint8"}[dtype]
     pair = arrays(dtype, max_dims=1, max_side=3).filter(lambda a: a.size >= 2)
     one = arrays(other, max_dims=1, max_side=2).filter(lambda a: a.size >= 1)
     small = st.integers(-300, 300) | st.integers(-(2**40), 2**40)

@@ -37,6 +37,9 @@ def load_element(em: Emitter, ptr: ir.Value, dtype: str) -> ir.Value:
     raw.align = 1  # strided views need not be aligned
     if dtype in ("float64", "int64"):
         return raw
+    if dtype == "uint64":
+        em.deopt_if(b.icmp_signed("<", raw, em.i64(0)))  # 2**63 or more: not an int64
+        return raw
     if dtype == "float32":
         return b.fpext(raw, F64)
     if dtype == "bool":
@@ -79,12 +82,14 @@ def store_element(em: Emitter, ptr: ir.Value, dtype: str, value: Typed) -> None:
     else:
         x = em.as_int(plain)
         bits = 8 * ITEMSIZE[dtype]
-        if dtype.startswith("uint"):
+        if dtype == "uint64":
+            lo, hi = 0, (1 << 63) - 1  # (values from 2**63 up deopt: not int64s)
+        elif dtype.startswith("uint"):
             lo, hi = 0, (1 << bits) - 1
         else:
             lo, hi = -(1 << (bits - 1)), (1 << (bits - 1)) - 1
         em.deopt_if(b.icmp_unsigned(">", b.sub(x, em.i64(lo)), em.i64(hi - lo)))  # OverflowError
-        item = b.trunc(x, ir.IntType(bits))
+        item = b.trunc(x, ir.IntType(bits)) if bits < 64 else x
     store = b.store(item, b.bitcast(ptr, storage_type(dtype).as_pointer()))
     store.align = 1
 

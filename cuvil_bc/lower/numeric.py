@@ -301,7 +301,11 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
 
 
 def _int_range(dtype: str) -> tuple[int, int]:
+    """The values of an int dtype that native code handles (uint64: those below 2**63,
+    the ones an int64 holds; larger ones deopt)."""
     bits = int("".join(ch for ch in dtype if ch.isdigit()))
+    if dtype == "uint64":
+        return 0, (1 << 63) - 1
     if dtype.startswith("uint"):
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1

@@ -84,8 +84,6 @@ def narrow_binop_type(op: str, a: Type, b: Type) -> Type:
         dtype = "float64"
     if dtype == "float32" and op in ("//", "%"):
         raise Unsupported(f"'{op}' on np.float32")
-    if dtype == "uint64":
-        raise Unsupported(f"'{op}' on {a} and {b} (a uint64 result)")
     return NpScalar(dtype)
 
 

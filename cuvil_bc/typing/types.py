@@ -101,9 +101,14 @@ class ArrayMethod(Type):
 
 
 #: NumPy dtypes whose arrays compile, and the dimensions they may have.
-ARRAY_DTYPES = ("float64", "int64", "float32", "int32", "int16", "int8", "uint32", "uint16", "uint8", "bool")
+ARRAY_DTYPES = (
+    "float64", "int64", "float32", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool",
+)
 #: Bytes per element.
-ITEMSIZE = {"float64": 8, "int64": 8, "float32": 4, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2, "int8": 1, "uint8": 1, "bool": 1}
+ITEMSIZE = {
+    "float64": 8, "int64": 8, "uint64": 8, "float32": 4, "int32": 4, "uint32": 4, "int16": 2, "uint16": 2,
+    "int8": 1, "uint8": 1, "bool": 1,
+}
 MAX_NDIM = 4
 
 
