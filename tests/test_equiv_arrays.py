@@ -273,3 +273,29 @@ def test_deferred_float_warnings(src: str) -> None:
     for a in ([1.0, 2.0, 3.0], [1e200, 1e200, 2.0], [1e308, -1e308, 5.0], [math.inf, 1.0, 1.0], [math.nan, 2.0, 0.5]):
         check(fn, np.array(a))
     assert native_ran(fn)
+
+
+NEIGHBOURS = build(
+    """
+def f(g, other):
+    n, m = g.shape
+    s = 0
+    for i in range(n):
+        for j in range(m):
+            s += g[(i + 1) % n, j] + g[i - 1, j] + g[i, (j + 1) % m] + g[i, j - 1]
+            s += other[i - 1] + other[(j + 1) % m]
+    return s
+"""
+)
+
+
+def test_proven_and_wrapped_indices() -> None:
+    # (i + 1) % n and i - 1 over g's own extents need no bounds check (the wrap of -1
+    # suffices); the same indices into another array must still be checked.
+    g = np.arange(12).reshape(3, 4)
+    check(NEIGHBOURS, g, np.arange(4))
+    check(NEIGHBOURS, g, np.arange(2))  # IndexError from other[(j + 1) % m]
+    check(NEIGHBOURS, g, np.arange(0))  # IndexError from other[i - 1]
+    check(NEIGHBOURS, np.zeros((0, 3), dtype=np.int64), np.arange(1))
+    equivalent(NEIGHBOURS, st.tuples(arrays("int64", min_dims=2, max_dims=2, elements=st.integers(-9, 9)), arrays("int64", max_dims=1, elements=st.integers(-9, 9))), max_examples=150)
+    assert native_ran(NEIGHBOURS)

@@ -10,7 +10,11 @@ An int value gets a lower bound (a constant) and an exclusive upper bound of the
 
 * the item of ``range(stop)`` / ``range(start, stop)`` (no step): ``[start, stop)``;
 * ``x + c`` and ``x - c`` for a constant ``c``;
-* ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``.
+* ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``;
+* ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first).
+
+``i - 1`` for such a loop item ``i`` is ``[-1, extent)``: NumPy's wrap of -1 brings it
+in bounds (`in_bounds_after_wrap`).
 
 An index of dimension k of A is in bounds when its lower bound is at least 0 and its
 upper bound is at most extent k of A. Extents cannot change during a call: compiled code
@@ -78,6 +82,13 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
     found = _range_item(v)
     if found is not None:
         return found
+    from ..typing.types import INT  # (np.int64 % 0 gives 0 with a warning: only ints)
+
+    if isinstance(v, O.BinOp) and v.op == "%" and v.type == INT:
+        # Python's x % n lies in [0, n) for n > 0, and n == 0 raises before any use.
+        upper = _extent(v.rhs)
+        if upper is not None and upper[0] is not None and upper[2] == 0:
+            return 0, upper
     if isinstance(v, O.BinOp) and v.op in ("+", "-"):
         c = _const_int(v.rhs)
         inner = index_bounds(v.lhs)
@@ -86,6 +97,20 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
             lo, (arr, k, off) = inner
             return lo + d, (arr, k, off + d)
     return None
+
+
+def in_bounds_after_wrap(index: O.Value, array: O.Value, dim: int) -> bool:
+    """Whether `index` is certainly within ``[-1, array.shape[dim])`` and that extent is
+    at least 1, so that the negative-index wrap alone brings it in bounds: ``i - 1``
+    for the item ``i`` of a loop over ``range(array.shape[dim])`` (which exists only
+    if the extent is at least 1)."""
+    if not (isinstance(index, O.BinOp) and index.op == "-" and _const_int(index.rhs) == 1):
+        return False
+    found = index_bounds(index.lhs)
+    if found is None:
+        return False
+    lo, (arr, k, off) = found
+    return lo == 0 and arr is array and k == dim and off <= 0
 
 
 def in_bounds(index: O.Value, array: O.Value, dim: int) -> bool:

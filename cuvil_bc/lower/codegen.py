@@ -15,7 +15,7 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
-from ..ir.bounds import in_bounds, index_bounds
+from ..ir.bounds import in_bounds, in_bounds_after_wrap, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -518,7 +518,8 @@ class FunctionLowering:
             extent = b.extract_value(val, 1 + k)
             if (source is None or not in_bounds(source, op.obj, k)) and (op, k) not in self.prechecked:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
-                em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
+                if source is None or not in_bounds_after_wrap(source, op.obj, k):
+                    em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
             address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
         return b.inttoptr(address, ir.IntType(8).as_pointer())
 
