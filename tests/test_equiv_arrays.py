@@ -299,3 +299,37 @@ def test_proven_and_wrapped_indices() -> None:
     check(NEIGHBOURS, np.zeros((0, 3), dtype=np.int64), np.arange(1))
     equivalent(NEIGHBOURS, st.tuples(arrays("int64", min_dims=2, max_dims=2, elements=st.integers(-9, 9)), arrays("int64", max_dims=1, elements=st.integers(-9, 9))), max_examples=150)
     assert native_ran(NEIGHBOURS)
+
+
+GUARDED = build(
+    """
+def f(idx, counts, other):
+    n = len(counts)
+    for i in range(len(idx)):
+        k = idx[i] * 1
+        k = int(k)
+        if 0 <= k < n:
+            counts[k] += 1
+        if k < n:
+            other[k] += 1           # no lower bound known: a negative k wraps or raises
+            counts[k] += 5          # ... here too, even for the right array
+        if k >= 0:
+            if len(other) > k:
+                other[k] -= 2
+    return n
+"""
+)
+
+
+def test_indices_guarded_by_branches() -> None:
+    # `if 0 <= k < len(counts)` proves counts[k] in bounds; weaker tests prove nothing.
+    idx = np.array([0, 3, -1, 7, 2, -4, 5])
+    check(GUARDED, idx, np.zeros(5, dtype=np.int64), np.zeros(6, dtype=np.int64))
+    check(GUARDED, idx, np.zeros(5, dtype=np.int64), np.zeros(3, dtype=np.int64))  # IndexError
+    check(GUARDED, idx, np.zeros(9, dtype=np.int64), np.zeros(9, dtype=np.int64))
+    equivalent(
+        GUARDED,
+        st.tuples(arrays("int64", max_dims=1, elements=st.integers(-12, 12)), arrays("int64", max_dims=1, elements=st.integers(-5, 5)), arrays("int64", max_dims=1, elements=st.integers(-5, 5))),
+        max_examples=150,
+    )
+    assert native_ran(GUARDED)

@@ -23,7 +23,12 @@ only reads arrays, and NumPy refuses to resize an array that the call's argument
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from . import ops as O
+
+if TYPE_CHECKING:
+    from .function import Function
 
 #: (array value or None for a constant, dimension, offset): extent k of the array + offset.
 Upper = tuple[object, int, int]
@@ -120,3 +125,78 @@ def in_bounds(index: O.Value, array: O.Value, dim: int) -> bool:
         return False
     lo, (arr, k, off) = found
     return lo >= 0 and arr is array and k == dim and off <= 0
+
+
+class BranchFacts:
+    """What the branches taken to reach a block prove about int values:
+
+        if 0 <= k < len(counts):      # two branches, both taken
+            counts[k] += 1            # k in bounds of counts, without a check
+
+    A block entered only through one edge of a ``branch`` (its single predecessor)
+    knows that edge's condition, and so does every block it dominates. Only
+    comparisons of Python ints count (their truth is the comparison of the values)."""
+
+    def __init__(self, fn: "Function") -> None:
+        from .verifier import dominators
+
+        self.idom = dominators(fn)
+        self.preds = fn.predecessors()
+        self.cache: dict[object, list[tuple[str, O.Value, O.Value]]] = {}
+
+    def facts(self, block: object) -> list[tuple[str, O.Value, O.Value]]:
+        """(op, lhs, rhs) comparisons known true on entry to `block`."""
+        found = self.cache.get(block)
+        if found is not None:
+            return found
+        out: list[tuple[str, O.Value, O.Value]] = []
+        node = block
+        while node is not None:
+            preds = self.preds.get(node, [])  # type: ignore[call-overload]
+            if len(preds) == 1:
+                term = preds[0].terminator
+                if isinstance(term, O.Branch) and term.if_true is not term.if_false:
+                    fact = _comparison(term.cond)
+                    if fact is not None:
+                        op, lhs, rhs = fact
+                        if term.if_false is node:
+                            op = _NEGATED[op]
+                        out.append((op, lhs, rhs))
+            node = self.idom.get(node)  # type: ignore[call-overload]
+        self.cache[block] = out
+        return out
+
+    def in_bounds(self, block: object, index: O.Value, array: O.Value, dim: int) -> bool:
+        """Whether the facts on entry to `block` put `index` in ``[0, array.shape[dim])``."""
+        low = high = False
+        for op, lhs, rhs in self.facts(block):
+            if rhs is index:  # normalise to "index op other"
+                op, lhs, rhs = _SWAPPED[op], rhs, lhs
+            if lhs is not index:
+                continue
+            c = _const_int(rhs)
+            if (op == ">=" and c is not None and c >= 0) or (op == ">" and c is not None and c >= -1):
+                low = True
+            extent = _extent(rhs)
+            if extent is not None and extent[0] is array and extent[1] == dim:
+                if (op == "<" and extent[2] <= 0) or (op == "<=" and extent[2] <= -1):
+                    high = True
+        return low and high
+
+
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def _comparison(cond: O.Value) -> tuple[str, O.Value, O.Value] | None:
+    from ..typing.types import BOOL, INT
+
+    if isinstance(cond, O.Truth):
+        cond = cond.value
+    if not (isinstance(cond, O.Compare) and cond.op in _NEGATED and cond.type == BOOL):
+        return None
+    for v in (cond.lhs, cond.rhs):
+        t = v.type if not isinstance(v, O.Const) else (INT if type(v.value) is int else None)
+        if t != INT:
+            return None
+    return cond.op, cond.lhs, cond.rhs

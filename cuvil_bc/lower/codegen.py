@@ -15,7 +15,7 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
-from ..ir.bounds import in_bounds, in_bounds_after_wrap, index_bounds
+from ..ir.bounds import BranchFacts, in_bounds, in_bounds_after_wrap, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -97,6 +97,7 @@ class FunctionLowering:
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
         self.propagating: dict[O.Value, bool] = {}  # see `propagates`
+        self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
         # Arrays allocated natively: references held (see refcount.py).
@@ -516,7 +517,8 @@ class FunctionLowering:
             indices, sources = indices[:dims], sources[:dims]
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
-            if (source is None or not in_bounds(source, op.obj, k)) and (op, k) not in self.prechecked:
+            proven = source is not None and (in_bounds(source, op.obj, k) or self.branch_facts.in_bounds(op.block, source, op.obj, k))
+            if not proven and (op, k) not in self.prechecked:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 if source is None or not in_bounds_after_wrap(source, op.obj, k):
                     em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
