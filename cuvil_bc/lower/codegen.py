@@ -22,7 +22,7 @@ from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
-    UnionType, base,
+    UnionType, base, options,
 )
 from ..typing.creation import creator_name
 from . import arrays, refcount
@@ -115,7 +115,9 @@ class FunctionLowering:
         order = self.fn.rpo()
         for block in order:
             self.blocks[block] = self.em.block(block.name)
-        if not self.fn.writes and any(isinstance(op, O.BinOp) and op.type == NP_F64 for op in self.fn.ops()):
+        if not self.fn.writes and any(
+            isinstance(op, O.BinOp) and op.type is not None and NP_F64 in options(op.type) for op in self.fn.ops()
+        ):
             self.em.prepare_warnings()
         self.em.builder.position_at_end(self.em.alloca_block)
         if self.calls_python_functions():
@@ -731,8 +733,9 @@ class FunctionLowering:
         elif isinstance(op, O.Return):
             em.deopt_if_warned()
             val, t = self.get(op.value)
-            if self.track:
-                # The caller gets a reference: this one's own, or a new one.
+            if self.track or refcount.holds_array(t):
+                # The caller gets a reference: this one's own, or a new one (also in a
+                # function that owns nothing: ``return a`` of an argument).
                 mine = refcount.owner(op.value)
                 if mine in self.held:
                     self.held.remove(mine)  # type: ignore[arg-type]
