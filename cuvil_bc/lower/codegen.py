@@ -736,8 +736,8 @@ class FunctionLowering:
             if self.track or refcount.holds_array(t):
                 # The caller gets a reference: this one's own, or a new one (also in a
                 # function that owns nothing: ``return a`` of an argument).
-                mine = refcount.owner(op.value)
-                if mine in self.held:
+                mine = refcount.holder(op.value)
+                if mine is not None and mine in self.held:
                     self.held.remove(mine)  # type: ignore[arg-type]
                 elif refcount.holds_array(t):
                     refcount.incref(b, val, t)
@@ -763,8 +763,8 @@ class FunctionLowering:
             if not refcount.holds_array(phi.type):
                 continue
             v = phi.value_for(pred)
-            mine = refcount.owner(v)
-            if mine in self.held and mine not in live and mine not in handed and refcount.holds_array(value_type(v)):
+            mine = refcount.holder(v)
+            if mine is not None and mine in self.held and mine not in live and mine not in handed:
                 handed.add(mine)
             elif refcount.holds_array(value_type(v)):
                 val, t = self.get(v)
@@ -862,8 +862,8 @@ class ResumeState:
                 n = resume.words(t)
                 if n is None:
                     raise Unsupported(f"resuming the interpreter with a {t} live", lw.fn.location(cp))
-                mine = refcount.owner(v)
-                owns = mine in lw.held and mine not in handed
+                mine = refcount.holder(v)
+                owns = mine is not None and mine in lw.held and mine not in handed
                 if owns:
                     handed.add(mine)
                 slots.append(resume.Slot("words", t, used, owns))

@@ -79,6 +79,15 @@ def owner(v: O.Value) -> O.Value:
             return v
 
 
+def holder(v: O.Value) -> O.Value | None:
+    """The owned value whose references are exactly `v`'s (`v` itself, or the value it
+    narrows), which can hand them over; None when `v` only borrows part of them (an
+    item of a tuple): handing the tuple's would pass the other items' too."""
+    while isinstance(v, O.Narrow):
+        v = v.value
+    return v if is_owned(v) else None
+
+
 def _creates(func: object) -> bool:
     from ..typing.creation import creator_name
 
