@@ -6,8 +6,10 @@
   CI to search anyway.
 """
 
+import gc
 import os
 
+import pytest
 from hypothesis import settings
 
 from cuvil_bc.ir import pipeline
@@ -17,3 +19,16 @@ pipeline.VERIFY_EACH = True
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci" if os.environ.get("CI") else "explore"))
+
+
+@pytest.fixture
+def no_native_leaks():  # type: ignore[no-untyped-def]
+    """The test leaves no native array allocation behind (once its arrays are freed):
+    the C runtime's count of live allocations is back where it started."""
+    from cuvil_bc._runtime import lib
+
+    gc.collect()
+    before = lib.cb_live_allocations()
+    yield
+    gc.collect()
+    assert lib.cb_live_allocations() == before

@@ -26,18 +26,9 @@ def build(src: str, **extra):  # type: ignore[no-untyped-def]
     return compile_source(src, np=np, **extra)
 
 
-@pytest.fixture(autouse=True)
-def no_leaks():  # type: ignore[no-untyped-def]
-    """Every test leaves no native allocation behind (once its arrays are freed)."""
-    gc.collect()
-    before = lib.cb_live_allocations()
-    yield
-    gc.collect()
-    assert lib.cb_live_allocations() == before
+pytestmark = pytest.mark.usefixtures("no_native_leaks")  # see conftest.py
 
-
-CREATE = build(
-    """
+BODY = """
 def f(n, m, v):
     a = np.zeros(n)
     b = np.ones((n, m), dtype=np.int64)
@@ -50,9 +41,9 @@ def f(n, m, v):
     for i in range(n):
         s += d[i] + b[i, 0]
         a[i] = c[0, i] if m > 0 else -1.0
-    return a, b, c, d, e, s
 """
-)
+CREATE = build(BODY + "    return a, b, c, d, e, s\n")
+RETURNING = build(BODY + "    if s > 100 or v > 5:\n        return e\n    return a\n")
 
 
 def test_creators_match_numpy() -> None:
@@ -65,27 +56,6 @@ def test_creators_match_numpy() -> None:
     for n, m in ((0, 0), (3, 4), (5, 0)):
         check(CREATE, n, m, 2.5)  # a tuple of arrays
     assert native_ran(CREATE)
-
-
-RETURNING = build(
-    """
-def f(n, m, v):
-    a = np.zeros(n)
-    b = np.ones((n, m), dtype=np.int64)
-    c = np.full((m, n), v)
-    d = np.arange(n)
-    e = np.empty(m, dtype=float)
-    for i in range(m):
-        e[i] = i * v
-    s = 0
-    for i in range(n):
-        s += d[i] + b[i, 0]
-        a[i] = c[0, i] if m > 0 else -1.0
-    if s > 100 or v > 5:
-        return e
-    return a
-"""
-)
 
 
 def test_each_creator_returned() -> None:

@@ -11,13 +11,10 @@ too.
 
 from __future__ import annotations
 
-import gc
-
 import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from cuvil_bc._runtime import lib
 from cuvil_bc.testing import arrays, check, compile_source, equivalent, native_ran
 
 NARROW = ["float32", "int32", "int16", "int8", "uint64", "uint32", "uint16", "uint8", "bool"]
@@ -27,13 +24,7 @@ def build(src: str):  # type: ignore[no-untyped-def]
     return compile_source(src, np=np)
 
 
-@pytest.fixture(autouse=True)
-def no_leaks():  # type: ignore[no-untyped-def]
-    gc.collect()
-    before = lib.cb_live_allocations()
-    yield
-    gc.collect()
-    assert lib.cb_live_allocations() == before
+pytestmark = pytest.mark.usefixtures("no_native_leaks")  # see conftest.py
 
 
 READ = build(
