@@ -115,3 +115,10 @@ def f(a):
     check(fn, np.zeros(2))
     check(fn, np.zeros(2, dtype=np.int64))
     assert native_ran(fn)
+
+
+def test_dtype_identity_runs_in_cpython() -> None:
+    # a.dtype is only known to equal the array's dtype, not to be that object.
+    ident = build("def f(a):\n    return a.dtype is np.dtype('float64')\n")
+    check(ident, np.zeros(2))
+    assert not native_ran(ident)

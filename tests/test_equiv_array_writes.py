@@ -286,3 +286,10 @@ def test_aliased_views_property(n: int, lo: int, hi: int, step: int) -> None:
         return (base[lo:][::step], base[hi:])
 
     check_with(SHIFT, make)
+
+
+def test_assigning_a_whole_row_runs_in_cpython() -> None:
+    # m[i] = v on a 2-D array sets the whole row (NumPy broadcasts): not an element store.
+    rows = build("def f(m, v):\n    m[1] = v\n    m[0, 2] = v + 1\n    return 0\n")
+    check(rows, np.zeros((3, 3)), 5.0)
+    assert not native_ran(rows) and "assignment to a row" in rows.explain()

@@ -261,7 +261,8 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
         raise Unsupported(f"item assignment to a {seq}")
     if seq.readonly:
         raise Unsupported("assignment to a read-only array (ValueError in NumPy)")
-    array_item_type(seq, index)
+    if isinstance(array_item_type(seq, index), ArrayType):
+        raise Unsupported("assignment to a row of an array (NumPy broadcasts it)")
     # NumPy converts any number into a float or bool array; an int array takes ints and
     # bools (a float would be truncated: not compiled). Out-of-range ints deopt.
     kinds = (INT, BOOL) if seq.dtype not in ("float64", "float32", "bool") else (INT, BOOL, FLOAT)

@@ -113,6 +113,9 @@ def unary_type(op: str, a: Type) -> Type:
 
 def compare_type(op: str, a: Type, b: Type) -> Type:
     if isinstance(a, ObjType) and isinstance(b, ObjType) and op in ("==", "!=", "is", "is not"):
+        if op in ("is", "is not") and any(type(t.obj).__module__.startswith("numpy") for t in (a, b)):
+            # ``a.dtype`` stands for a dtype equal to the array's, not the very object.
+            raise Unsupported(f"'{op}' with a NumPy dtype (object identity)")
         return BOOL  # two compile-time objects (``a.dtype == np.float64``): a constant
     if op in ("is", "is not"):
         if a == NONE or b == NONE or (a == BOOL and b == BOOL):
