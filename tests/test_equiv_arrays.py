@@ -175,7 +175,7 @@ def test_unsupported_array_uses_fall_back() -> None:
     writes = build("def f(a):\n    a[0] = 1.5\n    return a[0]\n")  # a float into an int64 array
     check(writes, np.zeros(3, dtype=np.int64))
     assert not native_ran(writes)
-    assert "storing a float into an array[int64, 1d]" in writes.explain()
+    assert "storing a float into an array[int64, 1d, unit-stride]" in writes.explain()
     for dtype in ("float32", "int32", "uint8", "bool"):
         check(SUM, np.ones(3, dtype=dtype))  # arithmetic on their elements runs in CPython
     returns = build("def f(a, k):\n    x = a if k else None\n    return (x, 1)\n")

@@ -152,4 +152,4 @@ def test_first_calls_from_several_threads_compile_once(monkeypatch) -> None:  # 
     for t in threads:
         t.join()
     assert results == [repr(f.py_func(a))] * 4
-    assert len(compiles) == 1 and f.signatures == ["(array[float64, 1d])"]
+    assert len(compiles) == 1 and f.signatures == ["(array[float64, 1d, unit-stride])"]

@@ -104,6 +104,24 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
     return None
 
 
+def cannot_overflow(op: O.BinOp) -> bool:
+    """Whether int ``x + c`` / ``x - c`` stays within int64 because `x` has known
+    bounds (`index_bounds`): ``j + 1`` and ``j - 1`` for a loop item ``j``. An extent
+    is at most 2**63 - 1, so ``x < extent + off`` gives ``x + d <= 2**63 - 1`` when
+    ``off + d <= 1``."""
+    c = _const_int(op.rhs)
+    if op.op not in ("+", "-") or c is None:
+        return False
+    found = index_bounds(op.lhs)
+    if found is None:
+        return False
+    d = c if op.op == "+" else -c
+    lo, (arr, _, off) = found
+    if lo + d < -(2**63):
+        return False
+    return off + d <= 1 if arr is not None else off + d - 1 <= 2**63 - 1
+
+
 def in_bounds_after_wrap(index: O.Value, array: O.Value, dim: int) -> bool:
     """Whether `index` is certainly within ``[-1, array.shape[dim])`` and that extent is
     at least 1, so that the negative-index wrap alone brings it in bounds: ``i - 1``

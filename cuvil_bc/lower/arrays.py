@@ -203,7 +203,7 @@ def arange(em: Emitter, start: ir.Value, stop: ir.Value, step: ir.Value) -> ir.V
     adjust = b.and_(b.icmp_signed("!=", r, em.i64(0)), b.icmp_signed("!=", b.icmp_signed("<", r, em.i64(0)), b.icmp_signed("<", safe_step, em.i64(0))))
     q = b.select(adjust, b.sub(q, em.i64(1)), q)
     length = b.select(b.icmp_signed("<", q, em.i64(0)), em.i64(0), q)
-    t = ArrayType("int64", 1)
+    t = ArrayType("int64", 1, unit_stride=True)
     arr = allocate(em, t, [length])
     data = b.inttoptr(b.extract_value(arr, 0), I64.as_pointer())
     counted_loop(em, length, lambda i: b.store(b.add(start, b.mul(i, safe_step)), b.gep(data, [i])))
@@ -214,7 +214,7 @@ def copy(em: Emitter, src: ir.Value, t: ArrayType) -> ir.Value:
     """``a.copy()``: a new C-ordered array with the same elements."""
     b = em.builder
     shape = [b.extract_value(src, 1 + k) for k in range(t.ndim)]
-    new = allocate(em, ArrayType(t.dtype, t.ndim), shape)
+    new = allocate(em, ArrayType(t.dtype, t.ndim, unit_stride=True), shape)
     elem = storage_type(t.dtype).as_pointer()
 
     def level(k: int, src_addr: ir.Value, dst_addr: ir.Value) -> None:

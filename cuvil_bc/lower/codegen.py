@@ -15,17 +15,17 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
-from ..ir.bounds import BranchFacts, in_bounds, in_bounds_after_wrap, index_bounds
+from ..ir.bounds import BranchFacts, cannot_overflow, in_bounds, in_bounds_after_wrap, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
-    UnionType, base, options,
+    UnionType, base, options, ITEMSIZE,
 )
 from ..typing.creation import creator_name
-from . import arrays, refcount
+from . import arrays, refcount, strips
 from .builtins import LOWERINGS
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
@@ -107,6 +107,10 @@ class FunctionLowering:
         self.held: list[O.Op] = []
         self.em.on_deopt = self.release_for_deopt if self.track else None
         self.em.held_key = lambda: tuple(id(v) for v in self.held)
+        # Innermost loops that also run in exit-free strips (strips.py), by header.
+        preds = fn.predecessors()
+        self.strips = {h: body for h in fn.blocks if (body := strips.strip_body(fn, h, preds)) is not None}
+        self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
 
     def run(self) -> ir.Function:
         for a, llarg in zip(self.fn.args, self.llfn.args):
@@ -172,19 +176,36 @@ class FunctionLowering:
                     vals, blk = self.phi_inputs[(phi, pred)]
                     for llphi, val in zip(llphis, vals):
                         llphi.add_incoming(val, blk)
+        for llphi, val, blk in self.extra_incoming:
+            llphi.add_incoming(val, blk)
         return self.llfn
 
     def assemble_phis(self) -> None:
         """Rebuild the aggregates (unions, tuples) whose phis were split into one phi
         per scalar member: LLVM's loop analyses see through scalar phis (a union's tag
         that is constant after the first iteration), not through aggregate ones."""
-        b = self.em.builder
         for op, leaves in self.pending_phis:
-            val = ir.Constant(llvm_type(op.type), ir.Undefined)  # type: ignore[arg-type]
-            for path, leaf in zip(_leaf_paths(llvm_type(op.type)), leaves):  # type: ignore[arg-type]
-                val = b.insert_value(val, leaf, path)
-            self.values[op] = val
+            self.values[op] = self.assemble(op, leaves)
         self.pending_phis = []
+
+    def assemble(self, phi: O.Phi, leaves: list[ir.Value]) -> ir.Value:
+        """The value of `phi` from its scalar members (one for a scalar phi)."""
+        lltype = llvm_type(phi.type)  # type: ignore[arg-type]
+        if not isinstance(lltype, ir.LiteralStructType):
+            return leaves[0]
+        val = ir.Constant(lltype, ir.Undefined)
+        for path, leaf in zip(_leaf_paths(lltype), leaves):
+            val = self.em.builder.insert_value(val, leaf, path)
+        return val
+
+    def phi_leaves(self, phi: O.Phi, src: O.Value) -> list[ir.Value]:
+        """What `src` contributes to `phi`: its scalar members in `phi`'s representation."""
+        val, t = self.get(src)
+        val = self.em.coerce(val, t, phi.type)  # type: ignore[arg-type]
+        lltype = llvm_type(phi.type)  # type: ignore[arg-type]
+        if isinstance(lltype, ir.LiteralStructType):
+            return [self.em.builder.extract_value(val, path) for path in _leaf_paths(lltype)]
+        return [val]
 
     def release(self, values: list[O.Op]) -> None:
         """Drop the references these held values own (their last use is behind us)."""
@@ -258,6 +279,8 @@ class FunctionLowering:
                 self.values[op] = llphi
             return
         if isinstance(op, O.ControlOp):
+            if op.block in self.strips:
+                strips.emit_strips(self, op.block, self.strips[op.block])  # type: ignore[arg-type]
             self.lower_control(op)
             return
         if isinstance(op, O.Checkpoint):
@@ -272,7 +295,9 @@ class FunctionLowering:
             return
         t: Type = op.type  # type: ignore[assignment]
         operands = [self.get(v) for v in op.operands()]
-        if isinstance(op, O.BinOp):
+        if isinstance(op, O.BinOp) and t == INT and all(ty == INT for _, ty in operands) and cannot_overflow(op):
+            val = (b.add if op.op == "+" else b.sub)(operands[0][0], operands[1][0])  # j + 1 for a loop item j
+        elif isinstance(op, O.BinOp):
             em.float_warning_check = self.float_warning_check(op)
             val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op.op)))
         elif isinstance(op, O.UnaryOp):
@@ -512,20 +537,32 @@ class FunctionLowering:
         else:
             indices = [index[0]]
             sources = [op.index]
-        address = b.extract_value(val, 0)
+        offset = em.i64(0)
         if dims is not None:  # a view: only the first `dims` indices are real
             if not isinstance(op.index, O.BuildTuple):
                 sources = [op.index]  # m[i]: the one index
             indices, sources = indices[:dims], sources[:dims]
+        bad: ir.Value | None = None  # in a strip: the index failed its bounds test
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
             proven = source is not None and (in_bounds(source, op.obj, k) or self.branch_facts.in_bounds(op.block, source, op.obj, k))
             if not proven and (op, k) not in self.prechecked:
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 if source is None or not in_bounds_after_wrap(source, op.obj, k):
-                    em.deopt_if(b.icmp_unsigned(">=", i, extent))  # also catches a still-negative i
-            address = b.add(address, b.mul(i, b.extract_value(val, 1 + t.ndim + k)))
-        return b.inttoptr(address, ir.IntType(8).as_pointer())
+                    outside = b.icmp_unsigned(">=", i, extent)  # also catches a still-negative i
+                    em.deopt_if(outside)
+                    bad = outside if bad is None else b.or_(bad, outside)
+            if k == t.ndim - 1 and t.unit_stride:
+                stride = em.i64(ITEMSIZE[t.dtype])
+            else:
+                stride = b.extract_value(val, 1 + t.ndim + k)
+            offset = b.add(offset, b.mul(i, stride))
+        # A pointer plus an offset (not integer arithmetic cast to a pointer), so that
+        # LLVM's alias analysis and scalar evolution see the access pattern.
+        ptr = b.gep(b.inttoptr(b.extract_value(val, 0), ir.IntType(8).as_pointer()), [offset], inbounds=True)
+        if bad is not None and em.strip is not None:
+            ptr = em.strip.safe(ptr, bad)  # the access must not happen: the flag is set
+        return ptr
 
     def early_bounds_guards(self, block: BasicBlock) -> None:
         """Bounds-check, on entry to the block, the array indices that lie in
@@ -573,6 +610,8 @@ class FunctionLowering:
         t = array[1]
         assert isinstance(t, ArrayType)
         ptr = self.element_pointer(array, index, op)
+        if em.strip is not None:
+            em.strip.log(ptr, t.dtype)
 
         def store(vs: list[Typed]) -> Typed:
             arrays.store_element(em, ptr, t.dtype, vs[0])  # type: ignore[union-attr]
@@ -696,14 +735,7 @@ class FunctionLowering:
                 continue  # lowered as a bare deopt: its phis are never built
             edge = self.edge(block, succ) if self.track else None
             for phi in succ.phis():
-                src = phi.value_for(block)
-                val, t = self.get(src)
-                val = em.coerce(val, t, phi.type)  # type: ignore[arg-type]
-                lltype = llvm_type(phi.type)  # type: ignore[arg-type]
-                if isinstance(lltype, ir.LiteralStructType):
-                    vals = [b.extract_value(val, path) for path in _leaf_paths(lltype)]
-                else:
-                    vals = [val]
+                vals = self.phi_leaves(phi, phi.value_for(block))
                 self.phi_inputs[(phi, block)] = (vals, edge if edge is not None else b.block)
             if edge is not None:
                 edges[succ] = edge

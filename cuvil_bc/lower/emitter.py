@@ -8,17 +8,24 @@ hides the no-overflow facts LLVM uses to prove divisors nonzero and ranges bound
 and measured slower overall.) Operations are still kept free of undefined behaviour
 on their own (safe divisors, saturating float-to-int), so no guard placement can ever
 make native code trap.
+
+The exception is a strip of a loop (strips.py, `strip`): there the guards do set a
+flag, and the ops whose guard protects the op itself (a divisor, an index) choose a
+harmless operand when the flag's condition holds.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, TupleType, Type, UnionType, base, options
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, llvm_type
 from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
+
+if TYPE_CHECKING:
+    from .strips import StripLog
 
 DEOPT = 1
 Typed = tuple[ir.Value, Type]
@@ -44,6 +51,8 @@ class Emitter:
         #: release the other array references held there (codegen, refcount.py).
         self.on_deopt: Callable[[set[object]], None] | None = None
         self.held_key: Callable[[], object] = lambda: ()
+        #: While a strip of a loop is lowered (strips.py): guards set its flag instead.
+        self.strip: StripLog | None = None
 
     # -- helpers ------------------------------------------------------------------
 
@@ -84,6 +93,7 @@ class Emitter:
         on a loop-invariant condition then stays separate and can leave the loop."""
         from ..errors import Unsupported
 
+        assert self.strip is None, "a strip has no deopt path: strips.py admits only ops that guard with deopt_if"
         code = self.line | SPECULATIVE if self.speculative else self.line
         if keep_line:
             code = -1
@@ -115,6 +125,9 @@ class Emitter:
 
     def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path)."""
+        if self.strip is not None:
+            self.strip.fail_if(cond)
+            return
         ok = self.block("ok")
         br = self.builder.cbranch(cond, self.deopt_block(distinct=distinct), ok)
         br.set_weights([1, 1 << 20])
@@ -155,6 +168,9 @@ class Emitter:
 
         The hot path then pays for one compare; `precise()` is emitted in a cold block.
         """
+        if self.strip is not None:
+            self.strip.fail_if(maybe)  # the ordinary loop then decides precisely
+            return
         cold = self.block("suspect")
         ok = self.block("ok")
         br = self.builder.cbranch(maybe, cold, ok)
@@ -166,6 +182,16 @@ class Emitter:
 
     def checked(self, op: str, a: ir.Value, b: ir.Value) -> ir.Value:
         """int64 `op` ("sadd", "ssub", "smul") that deoptimises on overflow."""
+        if op in ("sadd", "ssub") and self.strip is not None:
+            # Plain integer ops, which LLVM vectorizes (the intrinsic it does not):
+            # the sum overflowed when it differs in sign from both operands (for a
+            # difference, from `a` and from ``-b``).
+            bld = self.builder
+            r = bld.add(a, b) if op == "sadd" else bld.sub(a, b)
+            other = b if op == "sadd" else bld.not_(b)  # ~b has -b's sign (b != MIN) and
+            # for b == MIN, a - MIN overflows exactly when a >= 0, as the test says.
+            self.deopt_if(bld.icmp_signed("<", bld.and_(bld.xor(a, r), bld.xor(other, r)), self.i64(0)))
+            return r
         pair = self.intrinsic(f"llvm.{op}.with.overflow.i64", ir.LiteralStructType([I64, I1]), [a, b])
         self.deopt_if(self.builder.extract_value(pair, 1))
         return self.builder.extract_value(pair, 0)
@@ -202,6 +228,10 @@ class Emitter:
             return val
         if src == BOTTOM:
             return ir.Constant(llvm_type(dst), ir.Undefined)
+        if isinstance(src, ArrayType) and src.unit_stride and src.any_stride() in options(dst):
+            src = src.any_stride()  # the same struct: only the promise is dropped
+            if src == dst:
+                return val
         if isinstance(dst, UnionType) and not isinstance(src, UnionType) and src in dst.options:
             k = dst.options.index(src)
             out = ir.Constant(llvm_type(dst), ir.Undefined)

@@ -116,7 +116,8 @@ def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
     # x outside [lo, hi], as one unsigned compare: (x - lo) >u (hi - lo).
     shifted = b.sub(x, em.i64(lo))
     em.deopt_if(b.icmp_unsigned(">", shifted, em.i64(hi - lo)))
-    return b.mul(x, em.i64(c), flags=["nsw"])
+    # (In a strip the guard only sets a flag: no nsw, whose overflow would be poison.)
+    return b.mul(x, em.i64(c), flags=["nsw"] if em.strip is None else [])
 
 
 def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
@@ -172,11 +173,17 @@ def safe_divisor(em: Emitter, x: ir.Value, y: ir.Value, *, quotient: bool) -> ir
     own: when `y` is loop-invariant, LLVM moves it out of the loop.
     """
     b = em.builder
-    em.deopt_if(b.icmp_signed("==", y, em.i64(0)))
+    zero = b.icmp_signed("==", y, em.i64(0))
+    em.deopt_if(zero)
     minus_one = b.icmp_signed("==", y, em.i64(-1))
     if quotient:
-        em.deopt_if(b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), minus_one))
+        overflow = b.and_(b.icmp_signed("==", x, em.i64(INT64_MIN)), minus_one)
+        em.deopt_if(overflow)
+        if em.strip is not None:  # the guards only set a flag: the division still runs
+            return b.select(b.or_(zero, overflow), em.i64(1), y)
         return y
+    if em.strip is not None:
+        minus_one = b.or_(minus_one, zero)
     return b.select(minus_one, em.i64(1), y)
 
 

@@ -90,14 +90,17 @@ def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: 
     if name == "arange":
         if "dtype" in where or not 1 <= npos <= 3 or any(t not in (INT, NP_I64) for t in argtypes):
             raise Unsupported("np.arange() other than with 1-3 int arguments")
-        return Creation(name, ArrayType("int64", 1))
+        return Creation(name, ArrayType("int64", 1, unit_stride=True))
     if name.endswith("_like"):
         i = where.get("a")
         proto = argtypes[i] if i is not None else None
         if not isinstance(proto, ArrayType):
             raise Unsupported(f"np.{name}() of a {proto}")
         dtype = dtype_or(proto.dtype)
-        return Creation(name, ArrayType(dtype, proto.ndim), like=i)  # type: ignore[arg-type]
+        # NumPy's "K" layout: a 1-D result is dense; a wider one follows the prototype's
+        # axis order, which only the run-time strides tell.
+        unit = proto.ndim == 1
+        return Creation(name, ArrayType(dtype, proto.ndim, unit_stride=unit), like=i)  # type: ignore[arg-type]
     i = where.get("shape")
     if i is None:
         raise Unsupported(f"np.{name}() without a shape")
@@ -112,5 +115,5 @@ def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: 
         integral = dtype not in ("float64", "float32", "bool")
         if dtype is None or base(fill) not in (INT, BOOL, FLOAT) or (integral and base(fill) == FLOAT):
             raise Unsupported(f"np.full() with a {fill} fill value")
-        return Creation(name, ArrayType(dtype, ndim), shape=i, fill=f)  # type: ignore[arg-type]
-    return Creation(name, ArrayType(dtype_or("float64"), ndim), shape=i)  # type: ignore[arg-type]
+        return Creation(name, ArrayType(dtype, ndim, unit_stride=True), shape=i, fill=f)  # type: ignore[arg-type]
+    return Creation(name, ArrayType(dtype_or("float64"), ndim, unit_stride=True), shape=i)  # type: ignore[arg-type]  # C order

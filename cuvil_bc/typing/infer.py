@@ -190,7 +190,7 @@ class Inferencer:
         if isinstance(ftype, ArrayMethod):
             if ftype.name != "copy" or argtypes or op.kwnames:
                 raise Unsupported(f"a.{ftype.name}() with arguments")
-            return ArrayType(ftype.array.dtype, ftype.array.ndim)
+            return ArrayType(ftype.array.dtype, ftype.array.ndim, unit_stride=True)  # C order
         if isinstance(ftype, ObjType) and creator_name(ftype.obj) is not None:
             if BOTTOM in argtypes:
                 return BOTTOM
@@ -248,7 +248,7 @@ def array_item_type(seq: ArrayType, index: Type | None) -> Type:
     if count is not None and count == seq.ndim:
         return seq.item
     if count is not None and 0 < count < seq.ndim:
-        return ArrayType(seq.dtype, seq.ndim - count, seq.readonly)
+        return ArrayType(seq.dtype, seq.ndim - count, seq.readonly, seq.unit_stride)  # the same last axis
     if index == BOOL or (isinstance(index, TupleType) and BOOL in index.items):
         raise Unsupported("an array indexed by a bool (a mask in NumPy)")
     raise Unsupported(f"{seq} indexed by {index} (only one integer per dimension compiles)")
@@ -268,9 +268,6 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
     kinds = (INT, BOOL) if seq.dtype not in ("float64", "float32", "bool") else (INT, BOOL, FLOAT)
     if base(value) not in kinds:
         raise Unsupported(f"storing a {value} into an {seq}")
-    return NONE  # an element of the same dtype
-    if value not in allowed:
-        raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
 
 
@@ -279,7 +276,7 @@ ARRAY_ATTRIBUTES: dict[str, Callable[[ArrayType], Type]] = {
     "shape": lambda a: TupleType((INT,) * a.ndim),
     "ndim": lambda a: INT,
     "size": lambda a: INT,
-    "T": lambda a: a,  # a view with the axes reversed
+    "T": lambda a: a if a.ndim == 1 else a.any_stride(),  # a view with the axes reversed
     "dtype": lambda a: ObjType(_np_dtype(a.dtype)),  # known statically: only compared
 }
 

@@ -73,16 +73,27 @@ NP_BOOL = NpScalar("bool")
 
 @dataclass(frozen=True)
 class ArrayType(Type):
-    """A NumPy array argument (any layout): data pointer, shape, strides. `readonly`
-    arrays (``a.flags.writeable`` false) are a separate type, so that code writing to
-    one is not compiled for it (CPython raises ValueError at the write)."""
+    """A NumPy array (any layout): data pointer, shape, strides. `readonly` arrays
+    (``a.flags.writeable`` false) are a separate type, so that code writing to one is
+    not compiled for it (CPython raises ValueError at the write).
+
+    `unit_stride` arrays have adjacent elements along their last axis: its stride is
+    the itemsize (or its extent is at most 1, where the stride is never used). Code
+    for them indexes the last axis with that constant, so LLVM sees consecutive
+    accesses and can vectorize them; the struct is the same either way."""
 
     dtype: str  # one of ARRAY_DTYPES
     ndim: int
     readonly: bool = False
+    unit_stride: bool = False
 
     def __str__(self) -> str:
-        return f"array[{self.dtype}, {self.ndim}d{', readonly' if self.readonly else ''}]"
+        flags = (", readonly" if self.readonly else "") + (", unit-stride" if self.unit_stride else "")
+        return f"array[{self.dtype}, {self.ndim}d{flags}]"
+
+    def any_stride(self) -> "ArrayType":
+        """The same array type without the unit-stride promise."""
+        return ArrayType(self.dtype, self.ndim, self.readonly)
 
     @property
     def item(self) -> NpScalar:
@@ -169,6 +180,9 @@ def join(a: Type, b: Type) -> Type:
         return a
     if a == BOTTOM:
         return b
+    a, b = _same_arrays(a, b)
+    if a == b:
+        return a
     members = {str(o): o for o in options(a) + options(b)}
     if len(members) > 1 and any(isinstance(o, TupleType) and _has_array(o) for o in members.values()):
         raise Unsupported(f"a value that may be {a} or {b}")  # a tuple of arrays, or something else
@@ -179,6 +193,24 @@ def join(a: Type, b: Type) -> Type:
     if len(members) > MAX_UNION:
         raise Unsupported(f"a value that may be any of {len(members)} types ({', '.join(sorted(members))})")
     return UnionType(tuple(members[k] for k in sorted(members)))
+
+
+def _same_arrays(a: Type, b: Type) -> tuple[Type, Type]:
+    """`a` and `b`, with an array type that differs between them only in the
+    unit-stride promise replaced by the weaker type in both (the values are
+    represented alike, so only the compiled indexing differs)."""
+    weak = {o.any_stride() for o in options(a) + options(b) if isinstance(o, ArrayType)}
+
+    def weaken(t: Type) -> Type:
+        if isinstance(t, ArrayType) and t.unit_stride and t.any_stride() in weak and len(weak) == 1:
+            return t.any_stride()
+        if isinstance(t, UnionType):
+            return union_of([weaken(o) for o in t.options])
+        return t
+
+    if len(weak) != 1 or len({o for o in options(a) + options(b) if isinstance(o, ArrayType)}) == 1:
+        return a, b
+    return weaken(a), weaken(b)
 
 
 def _has_array(t: Type) -> bool:
@@ -225,7 +257,8 @@ def _numpy_typeof(value: object) -> Type | None:
             raise Unsupported(f"array of dtype {dtype}")
         if not 1 <= value.ndim <= MAX_NDIM:
             raise Unsupported(f"array of {value.ndim} dimensions")
-        return ArrayType(dtype.name, value.ndim, not value.flags.writeable)
+        unit = value.shape[-1] <= 1 or value.strides[-1] == dtype.itemsize
+        return ArrayType(dtype.name, value.ndim, not value.flags.writeable, unit)
     for np_type, t in ((np.float64, NP_F64), (np.int64, NP_I64), (np.bool_, NP_BOOL)):
         if type(value) is np_type:
             return t
@@ -247,9 +280,9 @@ def parse_signature(text: str) -> tuple[Type, ...]:
             end = text.index("]", pos)
             dtype, ndim, *flags = (p.strip() for p in text[pos + len("array[") : end].split(","))
             pos = end + 1
-            if dtype not in ARRAY_DTYPES or not ndim.endswith("d") or flags not in ([], ["readonly"]):
+            if dtype not in ARRAY_DTYPES or not ndim.endswith("d") or not set(flags) <= {"readonly", "unit-stride"}:
                 raise ValueError(f"cannot parse an array type in signature {text!r}")
-            return ArrayType(dtype, int(ndim[:-1]), bool(flags))
+            return ArrayType(dtype, int(ndim[:-1]), "readonly" in flags, "unit-stride" in flags)
         if text.startswith("tuple[", pos):
             pos += len("tuple[")
             items = []

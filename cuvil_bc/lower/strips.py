@@ -1,0 +1,300 @@
+"""Strip-mined innermost loops in functions that write to arrays.
+
+A function that writes deoptimises precisely: every guard is a branch out of the loop
+to a resume point (cuvil_bc/resume.py). LLVM does not vectorize a loop with such
+exits, so a stencil like ``dst[i, j] = 0.25 * (src[i - 1, j] + ...)`` would run one
+element at a time, testing each result for NumPy's overflow warning.
+
+For a simple innermost loop (`strip_body`), the lowering adds a second, exit-free
+copy of the loop body that runs a strip of up to `STRIP` iterations:
+
+* every guard in it sets a sticky flag instead of leaving the loop, and an index that
+  fails its bounds test reads and writes a scratch slot instead of the array;
+* every store first logs the element's old value and address (an undo log);
+* after the strip, a clean flag means the strip did exactly what the ordinary loop
+  would have done: its loop-carried values go back to the loop header, and the next
+  strip starts. A set flag means some guard failed somewhere in the strip: the log is
+  replayed backwards, which restores every element the strip wrote, the iterator is
+  put back where the strip began, and the ordinary loop (with its precise
+  deoptimisation) runs the rest of the loop from the strip's first iteration.
+
+Stores go straight to the array in program order, so reads in the strip see exactly
+what they see in the ordinary loop, whatever the arrays alias: LLVM's vectorizer keeps
+that order (it checks for overlap at run time itself). After a failed strip the loop
+does not try strips again for the rest of the call, so a guard that fails without the
+ordinary loop deoptimising (a conservative test) costs one strip, not one per element.
+
+Only loops whose body is one block of arithmetic, array element reads and element
+stores qualify, without loop-carried values other than the loop variable (a
+recurrence does not vectorize, and the log would only cost).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..typing.infer import value_type
+from ..typing.signatures import lookup
+from ..typing.types import RANGE_ITER, ArrayType, TupleType, options
+from . import refcount
+from .arrays import storage_type
+from .ltypes import I1, I32, I64
+
+if TYPE_CHECKING:
+    from .codegen import FunctionLowering
+
+#: Iterations per strip: long enough for a vectorized loop to pay off, short enough
+#: that the undo log stays in L1.
+STRIP = 64
+
+#: Calls that may appear in a strip: their lowerings guard only with `deopt_if`.
+_CALLS = frozenset({"abs", "min", "max", "float", "math.sqrt", "math.fabs", "math.floor", "math.ceil", "math.trunc"})
+_OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
+
+
+def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> BasicBlock | None:
+    """The body block of the innermost loop headed by `header`, when it can run in
+    strips; None otherwise."""
+    term = header.terminator
+    if not fn.writes or not isinstance(term, O.ForIter) or value_type(term.iterator) != RANGE_ITER:
+        return None
+    body = term.body
+    if body is header or preds[body] != [header] or not isinstance(body.terminator, O.Jump) or body.terminator.target is not header:
+        return None
+    if any(not isinstance(op, (O.Phi, O.Checkpoint, O.ForIter)) for op in header.ops):
+        return None
+    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
+    if item is None or not _step_one(term.iterator):
+        return None
+    stores = 0
+    for op in body.ops[:-1]:
+        if not isinstance(op, _OPS) or _holds_array(op.type):
+            return None
+        if isinstance(op, O.Call) and not _safe_call(op):
+            return None
+        if isinstance(op, O.Subscript) and not isinstance(value_type(op.obj), ArrayType):
+            return None
+        if isinstance(op, (O.Subscript, O.StoreItem)) and not _consecutive(op, item, body):
+            return None
+        if isinstance(op, O.StoreItem):
+            if not isinstance(value_type(op.obj), ArrayType):
+                return None
+            stores += 1
+    if stores == 0:
+        return None
+    # No recurrence: a loop-carried value other than the loop variable would not
+    # vectorize (a float sum) or not without its overflow test (an int one).
+    phis = set(header.phis())
+    for phi in phis:
+        if refcount.holds_array(phi.type) or _depends_on(phi.value_for(body), phis, body):
+            return None
+    return body
+
+
+def _step_one(iterator: O.Value) -> bool:
+    rng = iterator.iterable if isinstance(iterator, O.GetIter) else None
+    if not (isinstance(rng, O.Call) and isinstance(rng.func, O.Const) and rng.func.value is range):
+        return False
+    return len(rng.args) < 3 or (isinstance(rng.args[2], O.Const) and rng.args[2].value == 1)
+
+
+def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBlock) -> bool:
+    """Whether the access moves by one element per iteration, or not at all: only the
+    last index may vary, as ``item + c``, on an array with unit stride. Other
+    accesses would be gathers and scatters, slower than the ordinary loop."""
+    t = value_type(op.obj)
+    assert isinstance(t, ArrayType)
+    indices = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+    for k, index in enumerate(indices):
+        if not _depends_on(index, {item}, body):
+            continue
+        if k != t.ndim - 1 or not t.unit_stride:
+            return False
+        if index is not item and not (
+            isinstance(index, O.BinOp) and index.op in ("+", "-") and index.lhs is item and isinstance(index.rhs, O.Const)
+        ):
+            return False
+    return True
+
+
+def _holds_array(t: object) -> bool:
+    return any(isinstance(o, ArrayType) or (isinstance(o, TupleType) and _holds_array_tuple(o)) for o in options(t)) if t is not None else False  # type: ignore[arg-type]
+
+
+def _holds_array_tuple(t: TupleType) -> bool:
+    return any(_holds_array(i) for i in t.items)
+
+
+def _safe_call(op: O.Call) -> bool:
+    func = op.func.value if isinstance(op.func, O.Const) else None
+    sig = lookup(func) if func is not None else None
+    return sig is not None and sig.name in _CALLS and not op.kwnames
+
+
+def _depends_on(v: O.Value, roots: set, body: BasicBlock) -> bool:  # type: ignore[type-arg]
+    """Whether `v` is computed, within `body`, from one of `roots`."""
+    seen: set[int] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x in roots:
+            return True
+        if not isinstance(x, O.Op) or x.block is not body or id(x) in seen:
+            continue
+        seen.add(id(x))
+        stack.extend(x.operands())
+    return False
+
+
+class StripLog:
+    """The state of one strip while its body is lowered: the sticky failure flag, a
+    scratch slot for out-of-bounds accesses and, per store op, the undo log."""
+
+    def __init__(self, lw: "FunctionLowering") -> None:
+        self.em = lw.em
+        self.flag = self.em.alloca(I1)
+        self.scratch = self.em.alloca(ir.ArrayType(I64, 2))
+        self.t: ir.Value = ir.Constant(I64, 0)  # the iteration within the strip
+        self.logs: list[tuple[ir.Value, ir.Value]] = []  # (old values, addresses) per store
+        self.next_store = 0
+
+    def fail_if(self, cond: ir.Value) -> None:
+        b = self.em.builder
+        b.store(b.or_(b.load(self.flag), cond), self.flag)
+
+    def safe(self, ptr: ir.Value, bad: ir.Value) -> ir.Value:
+        """`ptr`, or the scratch slot when its index failed the bounds test."""
+        b = self.em.builder
+        return b.select(bad, b.bitcast(self.scratch, ptr.type), ptr)
+
+    def log(self, ptr: ir.Value, dtype: str) -> None:
+        """Before a store to `ptr` (an i8*): record the element there and its address."""
+        b = self.em.builder
+        typ = storage_type(dtype)
+        if self.next_store == len(self.logs):
+            self.logs.append((self.em.alloca(ir.ArrayType(typ, STRIP)), self.em.alloca(ir.ArrayType(ptr.type, STRIP))))
+        olds, ptrs = self.logs[self.next_store]
+        self.next_store += 1
+        zero = ir.Constant(I32, 0)
+        old = b.load(b.bitcast(ptr, typ.as_pointer()))
+        old.align = 1  # strided views need not be aligned
+        b.store(old, b.gep(olds, [zero, self.t]))
+        b.store(ptr, b.gep(ptrs, [zero, self.t]))
+
+    def undo(self, count: ir.Value) -> None:
+        """Restore every logged element, last store first."""
+        em, b = self.em, self.em.builder
+        zero = ir.Constant(I32, 0)
+        entry = b.block
+        loop, done = em.block("strip.undo.loop"), em.block("strip.undo.done")
+        b.cbranch(b.icmp_unsigned("==", count, em.i64(0)), done, loop)
+        b.position_at_end(loop)
+        k = b.phi(I64)
+        k.add_incoming(count, entry)
+        t = b.sub(k, em.i64(1))
+        for olds, ptrs in reversed(self.logs):
+            ptr = b.load(b.gep(ptrs, [zero, t]))
+            old = b.load(b.gep(olds, [zero, t]))
+            b.store(old, b.bitcast(ptr, old.type.as_pointer()), align=1)
+        k.add_incoming(t, b.block)
+        b.cbranch(b.icmp_unsigned("==", t, em.i64(0)), done, loop)
+        b.position_at_end(done)
+
+
+def emit_strips(lw: "FunctionLowering", header: BasicBlock, body: BasicBlock) -> None:
+    """Before the header's ForIter is lowered: run strips of the loop while at least
+    one iteration is left and no strip of it failed in this call, then fall through
+    to the ordinary ForIter. The builder is in the header, after its checkpoint."""
+    em = lw.em
+    b = em.builder
+    state = lw.get(header.terminator.iterator)[0]  # type: ignore[attr-defined]
+
+    def field(i: int) -> ir.Value:
+        return b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+
+    failed = em.alloca(I1)
+    with b.goto_block(em.alloca_block):
+        b.position_after(failed)  # type: ignore[arg-type]
+        b.store(ir.Constant(I1, 0), failed)
+    remaining = b.load(field(2))
+    go = b.and_(b.icmp_unsigned("!=", remaining, em.i64(0)), b.not_(b.load(failed)))
+    pre, skip = em.block("strip.pre"), em.block("strip.skip")
+    b.cbranch(go, pre, skip)
+
+    b.position_at_end(pre)
+    count = b.select(b.icmp_unsigned("<", remaining, em.i64(STRIP)), remaining, em.i64(STRIP))
+    saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
+    log = StripLog(lw)
+    b.store(ir.Constant(I1, 0), log.flag)
+    # The body's loop-invariant bounds tests, before the strip: an index they cover
+    # is then used unchecked in it, so a failing test must keep the strip from
+    # running at all (the ordinary loop deopts on it).
+    em.strip = log
+    try:
+        lw.early_bounds_guards(body)
+    finally:
+        em.strip = None
+    loop = em.block("strip.loop")
+    b.cbranch(b.load(log.flag), skip, loop)
+
+    b.position_at_end(loop)
+    t = b.phi(I64)
+    t.add_incoming(em.i64(0), pre)
+    log.t = t
+    header_phis = [(phi, leaves) for phi, leaves in lw.phis if phi.block is header]
+    outer = {phi: lw.values[phi] for phi, _ in header_phis}
+    strip_phis = []
+    for phi, leaves in header_phis:
+        mine = [b.phi(leaf.type) for leaf in leaves]
+        for leaf, new in zip(leaves, mine):
+            new.add_incoming(leaf, pre)
+        strip_phis.append(mine)
+    for (phi, _), mine in zip(header_phis, strip_phis):
+        lw.values[phi] = lw.assemble(phi, mine)
+    # The ForIter's step (the strip never runs past the iterator's end).
+    cur = b.load(field(0))
+    b.store(cur, field(3))
+    b.store(b.add(cur, b.load(field(1))), field(0))
+    b.store(b.sub(b.load(field(2)), em.i64(1)), field(2))
+    em.strip = log
+    saved_resume, saved_line = em.resume, em.line
+    try:
+        for op in body.ops[:-1]:
+            if isinstance(op, O.Checkpoint):
+                continue
+            em.line = op.line or lw.fn.firstlineno
+            lw.lower(op)
+    finally:
+        em.strip = None
+        em.resume, em.line = saved_resume, saved_line
+    nexts = [lw.phi_leaves(phi, phi.value_for(body)) for phi, _ in header_phis]
+    latch = b.block
+    for mine, vals in zip(strip_phis, nexts):
+        for new, val in zip(mine, vals):
+            new.add_incoming(val, latch)
+    t1 = b.add(t, em.i64(1))
+    t.add_incoming(t1, latch)
+    end = em.block("strip.end")
+    b.cbranch(b.icmp_unsigned("<", t1, count), loop, end)
+
+    b.position_at_end(end)
+    undo = em.block("strip.undo")
+    b.cbranch(b.load(log.flag), undo, lw.blocks[header])
+    for (phi, leaves), vals in zip(header_phis, nexts):
+        for leaf, val in zip(leaves, vals):
+            lw.extra_incoming.append((leaf, val, end))
+
+    b.position_at_end(undo)
+    b.store(ir.Constant(I1, 1), failed)
+    log.undo(count)
+    for i, v in saved:
+        b.store(v, field(i))
+    b.branch(skip)
+
+    b.position_at_end(skip)
+    for phi, value in outer.items():
+        lw.values[phi] = value

@@ -1,0 +1,195 @@
+"""Innermost loops of writing functions that also run in exit-free strips
+(cuvil_bc/lower/strips.py): a guard in a strip only sets a flag, every store is logged,
+and a strip whose flag is set is undone and redone by the ordinary loop, which
+deoptimises precisely. Whatever fails where in a strip, the result, the warnings, the
+exception and every array's final contents must be CPython's.
+
+Each kernel is first checked to run in strips at all (its LLVM IR has the strip loop),
+so that these tests cannot pass by testing the ordinary loop only.
+"""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuvil_bc.lower.strips import STRIP
+from cuvil_bc.testing import arrays, check, check_with, compile_source, equivalent, native_ran, numbers, same_value
+
+pytestmark = pytest.mark.usefixtures("no_native_leaks")  # see conftest.py
+
+
+def build(src: str):  # type: ignore[no-untyped-def]
+    return compile_source(src, np=np)
+
+
+SCALE = build(
+    """
+def f(a, k):
+    for i in range(len(a)):
+        a[i] = a[i] * k
+    return len(a)
+"""
+)
+
+SMOOTH = build(
+    """
+def f(src, dst):
+    for i in range(1, len(src) - 1):
+        dst[i] = 0.5 * (src[i - 1] + src[i + 1])
+"""
+)
+
+SHIFTED = build(
+    """
+def f(a, out):
+    for i in range(len(a)):
+        out[i + 3] = a[i] + 1.0
+"""
+)
+
+INT_DIVIDE = build(
+    """
+def f(out, k):
+    for i in range(len(out)):
+        out[i] = 1000 // (k - i)
+"""
+)
+
+CHAIN = build(
+    """
+def f(a, b):
+    for i in range(1, len(a)):
+        a[i] = b[i - 1] * 0.5 + 1.0
+"""
+)
+
+ROWS = build(
+    """
+def f(src, dst):
+    n, m = src.shape
+    for i in range(1, n - 1):
+        for j in range(1, m - 1):
+            dst[i, j] = 0.25 * (src[i - 1, j] + src[i + 1, j] + src[i, j - 1] + src[i, j + 1])
+"""
+)
+
+
+def runs_in_strips(f, *args) -> bool:  # type: ignore[no-untyped-def]
+    f(*args)
+    return "strip.loop" in f.inspect_llvm()
+
+
+def test_kernels_run_in_strips() -> None:
+    a = np.arange(10.0)
+    assert runs_in_strips(SCALE, a.copy(), 2.0)
+    assert runs_in_strips(SMOOTH, a, np.zeros(10))
+    assert runs_in_strips(SHIFTED, a, np.zeros(13))
+    assert runs_in_strips(INT_DIVIDE, np.zeros(10, dtype=np.int64), 100)
+    assert runs_in_strips(CHAIN, a.copy(), a)
+    assert runs_in_strips(ROWS, np.ones((4, 5)), np.zeros((4, 5)))
+
+
+@pytest.mark.parametrize("at", [0, 1, STRIP - 1, STRIP, STRIP + 7, 2 * STRIP + 30])
+def test_overflow_anywhere_in_a_strip(at: int) -> None:
+    # NumPy warns at element `at` (an overflow to inf); the elements before it are
+    # written, the rest follow in the interpreter.
+    a = np.linspace(1.0, 2.0, 2 * STRIP + 40)
+    a[at] = 1e308
+    check(SCALE, a, 10.0)
+    assert SCALE.stats["deopts"] >= 1
+
+
+def _strict(fn, args):  # type: ignore[no-untyped-def]
+    args = tuple(x.copy() if isinstance(x, np.ndarray) else x for x in args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            outcome = ("ok", fn(*args))
+        except Exception as e:  # noqa: BLE001 - compared with CPython's
+            outcome = ("raise", (type(e), str(e)))
+    return outcome, args
+
+
+@pytest.mark.parametrize("at", [3, STRIP - 2, STRIP + 1])
+def test_warning_as_error_stops_at_the_same_element(at: int) -> None:
+    # With warnings as errors the first overflow raises: exactly the elements before
+    # it are written. A strip that wrote past it must have been undone.
+    a = np.full(3 * STRIP, 3.0)
+    a[at] = 1e308
+    expected, expected_args = _strict(SCALE.py_func, (a, 10.0))
+    got, got_args = _strict(SCALE, (a, 10.0))
+    assert expected[0] == "raise" and got == expected
+    assert same_value(expected_args[0], got_args[0])
+    assert int((got_args[0] == 30.0).sum()) == at  # written: before `at` only
+
+
+def test_index_out_of_bounds_mid_strip() -> None:
+    # out[i + 3] runs off the end of `out` at i == 87: NumPy's IndexError then, with
+    # the 87 writes before it made, and none after.
+    check(SHIFTED, np.arange(100.0), np.zeros(90))
+    check(SHIFTED, np.arange(100.0), np.zeros(103))
+    assert native_ran(SHIFTED)
+
+
+def test_zero_divisor_mid_strip() -> None:
+    # 1000 // (k - i) divides by zero at i == k: ZeroDivisionError after k writes (the
+    # strip computes it with a harmless divisor and only sets its flag).
+    for k in (5, STRIP + 3, 1000):
+        check(INT_DIVIDE, np.zeros(STRIP + 50, dtype=np.int64), k)
+    assert native_ran(INT_DIVIDE)
+
+
+def test_reads_see_the_strips_own_writes() -> None:
+    # a is b: each iteration reads the element the previous one wrote.
+    def same() -> tuple[np.ndarray, np.ndarray]:
+        a = np.arange(3 * STRIP, dtype=np.float64)
+        return a, a
+
+    check_with(CHAIN, same)
+
+    def overlapping() -> tuple[np.ndarray, np.ndarray]:
+        base = np.arange(3 * STRIP + 8, dtype=np.float64)
+        return base[8:], base[:-8]
+
+    check_with(CHAIN, overlapping)
+    check_with(SMOOTH, same)
+    assert native_ran(CHAIN) and native_ran(SMOOTH)
+
+
+def test_a_nan_fails_a_strip_without_a_deopt() -> None:
+    # A NaN input sets the strip's flag (its test is conservative), but NumPy does not
+    # warn for it: the ordinary loop finishes the call natively.
+    a = np.linspace(0.0, 1.0, 4 * STRIP)
+    a[STRIP + 5] = np.nan
+    deopts = SCALE.stats["deopts"]
+    check(SCALE, a, 3.0)
+    assert SCALE.stats["deopts"] == deopts
+
+
+def test_rows_of_a_stencil() -> None:
+    rng = np.random.default_rng(7)
+    src = rng.random((6, 2 * STRIP + 5))
+    check(ROWS, src, np.zeros_like(src))
+    src[3, STRIP + 2] = 1e308  # overflows in the middle of a row's second strip
+    check(ROWS, src, np.zeros_like(src))
+    check(ROWS, src, np.zeros((6, 40)))  # dst too narrow: IndexError after some rows
+    grid = rng.random((5, STRIP + 9))
+    check_with(ROWS, lambda: (lambda g: (g, g))(grid.copy()))  # in place
+    assert native_ran(ROWS)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 3 * STRIP), st.data())
+def test_scale_matches_cpython(n: int, data: st.DataObject) -> None:
+    values = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-10.0, 10.0) | st.sampled_from([1e308, -1e308])
+    a = data.draw(arrays("float64", max_dims=1, max_side=n, elements=values) if n else arrays("float64", max_dims=1))
+    check(SCALE, a, data.draw(numbers()))
+
+
+def test_int_kernels_match_cpython() -> None:
+    equivalent(INT_DIVIDE, st.tuples(arrays("int64", max_dims=1, max_side=3 * STRIP), numbers(floats=False)), max_examples=100)
