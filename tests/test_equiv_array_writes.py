@@ -293,3 +293,79 @@ def test_assigning_a_whole_row_runs_in_cpython() -> None:
     rows = build("def f(m, v):\n    m[1] = v\n    m[0, 2] = v + 1\n    return 0\n")
     check(rows, np.zeros((3, 3)), 5.0)
     assert not native_ran(rows) and "assignment to a row" in rows.explain()
+
+
+FLOAT_HISTOGRAM = build(
+    """
+def f(values, counts, lo, hi):
+    nbins = len(counts)
+    width = (hi - lo) / nbins
+    for i in range(len(values)):
+        k = int((values[i] - lo) / width)
+        if 0 <= k < nbins:
+            counts[k] += 1
+"""
+)
+
+QUOTIENT_STORE = build(
+    """
+def f(values, out, w):
+    for i in range(len(values)):
+        out[i] = (values[i] - 1.0) / w
+"""
+)
+
+RECIPROCAL = build(
+    """
+def f(values, out, w):
+    for i in range(len(values)):
+        out[i] = 1.0 / (values[i] * w) + int((values[i] + w) / (values[i] - w))
+"""
+)
+
+WRAPPED_NEIGHBOURS = build(
+    """
+def f(grid):
+    n, m = grid.shape
+    s = 0
+    for i in range(n):
+        for j in range(m):
+            s += grid[(i + 1) % n, j] - grid[i, (j + 1) % m] + i % n + (j + 2) % m + grid[i - 1, j - 1]
+            grid[i, j] = s % 7
+    return s
+"""
+)
+
+
+def test_division_checked_by_its_consumer() -> None:
+    # The np.float64 subtraction and division need no warning test of their own:
+    # int() deopts on the infinity or NaN that comes with every warning, and resumes
+    # where the interpreter then warns (or raises) itself. A quotient that is stored
+    # keeps its own test.
+    floats = st.floats(allow_nan=True, allow_infinity=True) | st.sampled_from([1e308, -1e308, 0.0, 2.0**63])
+    bounds = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-4.0, 4.0)
+    equivalent(
+        FLOAT_HISTOGRAM,
+        st.tuples(arrays("float64", max_dims=1, max_side=12, elements=floats), arrays("int64", max_dims=1), bounds, bounds),
+        max_examples=200,
+    )
+    rng = np.random.default_rng(3)
+    check(FLOAT_HISTOGRAM, rng.normal(0.0, 1.0, 500), np.zeros(16, dtype=np.int64), -3.0, 3.0)
+    check(FLOAT_HISTOGRAM, np.array([0.5, 1e308, -1e308, np.nan]), np.zeros(4, dtype=np.int64), -1.0, 1.0)
+    check(FLOAT_HISTOGRAM, np.array([0.5, 1.5]), np.zeros(4, dtype=np.int64), 1.0, 1.0)  # zero width
+    equivalent(QUOTIENT_STORE, st.tuples(arrays("float64", max_dims=1, elements=floats), arrays("float64", max_dims=1), numbers()), max_examples=150)
+    # A product that overflows to inf gives 1.0 / inf == 0.0: the division's divisor
+    # passes nothing on, so the product keeps its own test.
+    equivalent(RECIPROCAL, st.tuples(arrays("float64", max_dims=1, elements=floats), arrays("float64", max_dims=1), numbers()), max_examples=150)
+    check(RECIPROCAL, np.array([1e300, 2.0]), np.zeros(2), 1e300)
+    assert native_ran(FLOAT_HISTOGRAM) and native_ran(QUOTIENT_STORE) and native_ran(RECIPROCAL)
+
+
+def test_remainders_of_loop_items() -> None:
+    # (i + 1) % n for the item i of range(n) compiles to a compare; (j + 2) % m does
+    # not qualify and divides. Both must give Python's values, on any shape.
+    equivalent(WRAPPED_NEIGHBOURS, st.tuples(arrays("int64", min_dims=2, max_dims=2, elements=st.integers(-50, 50))), max_examples=150)
+    check(WRAPPED_NEIGHBOURS, np.arange(12, dtype=np.int64).reshape(3, 4))
+    check(WRAPPED_NEIGHBOURS, np.zeros((0, 3), dtype=np.int64))
+    check(WRAPPED_NEIGHBOURS, np.ones((1, 1), dtype=np.int64))
+    assert native_ran(WRAPPED_NEIGHBOURS)

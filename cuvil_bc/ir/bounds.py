@@ -122,6 +122,21 @@ def cannot_overflow(op: O.BinOp) -> bool:
     return off + d <= 1 if arr is not None else off + d - 1 <= 2**63 - 1
 
 
+def remainder_is_wrap(op: O.BinOp) -> bool:
+    """Whether int ``x % n`` is ``0 if x == n else x``: `n` is an extent and `x` lies
+    in ``[0, n]`` (``(i + 1) % n`` for the item ``i`` of ``range(n)``). Such an `x`
+    exists only if ``n >= 1``, so there is no zero divisor to test either."""
+    if op.op != "%":
+        return False
+    found = index_bounds(op.lhs)
+    divisor = _extent(op.rhs)
+    if found is None or divisor is None or divisor[0] is None or divisor[2] != 0:
+        return False
+    lo, (arr, k, off) = found
+    # x >= lo >= 0; x < n + off <= n + 1; and n > lo - off >= 0.
+    return arr is divisor[0] and k == divisor[1] and lo >= 0 and off <= 1 and lo - off >= 0
+
+
 def in_bounds_after_wrap(index: O.Value, array: O.Value, dim: int) -> bool:
     """Whether `index` is certainly within ``[-1, array.shape[dim])`` and that extent is
     at least 1, so that the negative-index wrap alone brings it in bounds: ``i - 1``

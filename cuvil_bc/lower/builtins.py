@@ -19,11 +19,13 @@ TWO63 = 2.0**63
 
 
 def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
-    """An integral double as int64; NaN, infinities and big values deoptimise."""
+    """`x` truncated towards zero, as int64 (``int(x)``); NaN, infinities and
+    ``abs(x) >= 2**63`` deoptimise (-2**63 itself too: one compare, not two)."""
     b = em.builder
-    inside = b.and_(b.fcmp_ordered(">=", x, em.f64(-TWO63)), b.fcmp_ordered("<", x, em.f64(TWO63)))
-    em.deopt_if(b.not_(inside))
-    return em.intrinsic("llvm.fptosi.sat.i64.f64", I64, [x])  # defined for NaN and inf too
+    em.deopt_if(b.not_(b.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(TWO63))))
+    if em.strip is not None:  # the guard only sets a flag: stay defined for any x
+        return em.intrinsic("llvm.fptosi.sat.i64.f64", I64, [x])
+    return b.fptosi(x, I64)
 
 
 def _abs(em: Emitter, args: list[Typed], result: Type) -> Typed:
@@ -64,7 +66,7 @@ def _minmax_mixed(op: str) -> Lowering:
 def _int(em: Emitter, args: list[Typed], result: Type) -> Typed:
     (a,) = args
     if a[1] == FLOAT:
-        return float_to_int(em, em.intrinsic("llvm.trunc.f64", F64, [a[0]])), INT
+        return float_to_int(em, a[0]), INT
     return em.as_int(a), INT
 
 

@@ -15,7 +15,7 @@ from typing import Protocol
 from llvmlite import ir
 
 from ..ir import ops as O
-from ..ir.bounds import BranchFacts, cannot_overflow, in_bounds, in_bounds_after_wrap, index_bounds
+from ..ir.bounds import BranchFacts, cannot_overflow, in_bounds, remainder_is_wrap, in_bounds_after_wrap, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -297,6 +297,9 @@ class FunctionLowering:
         operands = [self.get(v) for v in op.operands()]
         if isinstance(op, O.BinOp) and t == INT and all(ty == INT for _, ty in operands) and cannot_overflow(op):
             val = (b.add if op.op == "+" else b.sub)(operands[0][0], operands[1][0])  # j + 1 for a loop item j
+        elif isinstance(op, O.BinOp) and t == INT and all(ty == INT for _, ty in operands) and remainder_is_wrap(op):
+            x, n = operands[0][0], operands[1][0]  # (i + 1) % n for a loop item i of range(n)
+            val = b.select(b.icmp_signed("==", x, n), em.i64(0), x)
         elif isinstance(op, O.BinOp):
             em.float_warning_check = self.float_warning_check(op)
             val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op.op)))
@@ -451,14 +454,29 @@ class FunctionLowering:
         def chains(v: O.Value) -> bool:
             return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
 
-        if not chains(op):
-            return "precise"
+        def divides(v: O.Value) -> bool:
+            return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
+
+        def passes_on(u: O.Op, v: O.Value) -> bool:
+            """Whether a non-finite `v` makes `u` fail a test (``int(v)``) or gives it
+            a non-finite result too (``v + x``, ``v / x``; not ``x / v``)."""
+            if chains(u) or (divides(u) and u.lhs is v and u.rhs is not v):  # type: ignore[attr-defined]
+                return True
+            return isinstance(u, O.Call) and isinstance(u.func, O.Const) and u.func.value is int and list(u.args) == [v]
+
         if not self.fn.writes:
-            return "none"  # a function that only reads: its consumers test (consumer_checks)
+            # A function that only reads: its consumers test (consumer_checks).
+            return "none" if chains(op) else "precise"
+        if not (chains(op) or divides(op)):
+            return "precise"
+        # A function that writes: a deopt anywhere before the next resume point resumes
+        # at the same one, so a later test covers this op when it sees its non-finite
+        # result (NumPy's warnings for + - * / all come with one).
         users = self.uses.get(op, [])
-        if users and all(chains(u) and u.block is op.block and not self.checkpoint_between(op, u) for u in users):
+        if users and all(passes_on(u, op) and u.block is op.block and not self.checkpoint_between(op, u) for u in users):
             return "none"
-        if any(chains(v) and self.float_warning_check(v) == "none" for v in (op.lhs, op.rhs)):  # type: ignore[arg-type]
+        operands = [op.lhs] if divides(op) else [op.lhs, op.rhs]
+        if any((chains(v) or divides(v)) and self.float_warning_check(v) == "none" for v in operands):  # type: ignore[arg-type]
             return "conservative"
         return "precise"
 

@@ -379,7 +379,7 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         return narrow_binop(em, op, a, c, result)
     plain = base(result)
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
-    check = em.float_warning_check if op in ("+", "-", "*") else "precise"
+    check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
     if result == NP_F64 and op in ("+", "-", "*") and not em.precise:
         # Python's float lowering of + - * has no guard of its own: the value is
         # NumPy's, only the warning may be due (deferred: Emitter.warn_if).
