@@ -79,6 +79,24 @@ def f(src, dst):
 )
 
 
+WRAPPED = build(
+    """
+def f(a, out):
+    for i in range(len(a)):
+        out[i - 1] = a[i] * 10.0
+"""
+)
+
+ACCUMULATE = build(
+    """
+def f(a, acc):
+    for i in range(len(a)):
+        acc[0] = acc[0] + a[i]
+        acc[1] = a[i]
+"""
+)
+
+
 def runs_in_strips(f, *args) -> bool:  # type: ignore[no-untyped-def]
     f(*args)
     return "strip.loop" in f.inspect_llvm()
@@ -92,6 +110,7 @@ def test_kernels_run_in_strips() -> None:
     assert runs_in_strips(INT_DIVIDE, np.zeros(10, dtype=np.int64), 100)
     assert runs_in_strips(CHAIN, a.copy(), a)
     assert runs_in_strips(ROWS, np.ones((4, 5)), np.zeros((4, 5)))
+    assert runs_in_strips(ACCUMULATE, a, np.zeros(2))
 
 
 @pytest.mark.parametrize("at", [0, 1, STRIP - 1, STRIP, STRIP + 7, 2 * STRIP + 30])
@@ -136,6 +155,35 @@ def test_index_out_of_bounds_mid_strip() -> None:
     assert native_ran(SHIFTED)
 
 
+def test_nothing_outside_the_array_is_touched() -> None:
+    # `out` is the start of a bigger buffer: the strip that runs off its end reads and
+    # writes a scratch slot instead, and undoing the strip must not write past the
+    # end either.
+    buffer = np.full(120, 7.0)
+    with pytest.raises(IndexError):
+        SHIFTED(np.arange(100.0), buffer[:90])
+    assert (buffer[90:] == 7.0).all()
+    assert (buffer[3:90] == np.arange(87.0) + 1.0).all()
+
+
+def test_undo_restores_a_wrapped_element() -> None:
+    # out[i - 1] writes out[-1] first: the strip's addresses do not simply advance by
+    # one element, and undoing it (an overflow at `at`) must restore out[-1] and
+    # write nothing before out's start.
+    for at in (5, STRIP + 5):
+        a = np.linspace(1.0, 2.0, 2 * STRIP)
+        a[at] = 1e308
+        buffer = np.arange(2 * STRIP + 20.0)  # every old value differs
+        out = buffer[10 : 10 + 2 * STRIP]
+        expected = buffer.copy()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            WRAPPED.py_func(a, expected[10 : 10 + 2 * STRIP])
+            WRAPPED(a, out)
+        assert same_value(expected, buffer)
+    assert "strip.loop" in WRAPPED.inspect_llvm()
+
+
 def test_zero_divisor_mid_strip() -> None:
     # 1000 // (k - i) divides by zero at i == k: ZeroDivisionError after k writes (the
     # strip computes it with a harmless divisor and only sets its flag).
@@ -159,6 +207,20 @@ def test_reads_see_the_strips_own_writes() -> None:
     check_with(CHAIN, overlapping)
     check_with(SMOOTH, same)
     assert native_ran(CHAIN) and native_ran(SMOOTH)
+
+
+def test_stores_to_the_same_element_are_undone() -> None:
+    # acc[0] and acc[1] are written in every iteration: undoing a strip restores the
+    # values they had before it, not some value from within it.
+    a = np.linspace(1.0, 2.0, 3 * STRIP)
+    for at in (2, STRIP + 9):
+        b = a.copy()
+        b[at] = 1e308
+        b[at + 1] = 1e308  # the sum overflows here
+        check(ACCUMULATE, b, np.zeros(2))
+        expected, expected_args = _strict(ACCUMULATE.py_func, (b, np.zeros(2)))
+        got, got_args = _strict(ACCUMULATE, (b, np.zeros(2)))
+        assert expected[0] == "raise" and got == expected and same_value(expected_args[1], got_args[1])
 
 
 def test_a_nan_fails_a_strip_without_a_deopt() -> None:

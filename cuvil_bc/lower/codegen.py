@@ -561,10 +561,12 @@ class FunctionLowering:
                 sources = [op.index]  # m[i]: the one index
             indices, sources = indices[:dims], sources[:dims]
         bad: ir.Value | None = None  # in a strip: the index failed its bounds test
+        wraps = False  # a negative index may wrap: the address may jump
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
             proven = source is not None and (in_bounds(source, op.obj, k) or self.branch_facts.in_bounds(op.block, source, op.obj, k))
             if not proven and (op, k) not in self.prechecked:
+                wraps = True
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
                 if source is None or not in_bounds_after_wrap(source, op.obj, k):
                     outside = b.icmp_unsigned(">=", i, extent)  # also catches a still-negative i
@@ -580,6 +582,8 @@ class FunctionLowering:
         ptr = b.gep(b.inttoptr(b.extract_value(val, 0), ir.IntType(8).as_pointer()), [offset], inbounds=True)
         if bad is not None and em.strip is not None:
             ptr = em.strip.safe(ptr, bad)  # the access must not happen: the flag is set
+        if wraps and em.strip is not None:
+            em.strip.irregular.add(id(ptr))
         return ptr
 
     def early_bounds_guards(self, block: BasicBlock) -> None:
@@ -629,7 +633,7 @@ class FunctionLowering:
         assert isinstance(t, ArrayType)
         ptr = self.element_pointer(array, index, op)
         if em.strip is not None:
-            em.strip.log(ptr, t.dtype)
+            em.strip.log(ptr, t.dtype, op)
 
         def store(vs: list[Typed]) -> Typed:
             arrays.store_element(em, ptr, t.dtype, vs[0])  # type: ignore[union-attr]

@@ -39,7 +39,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
-from ..typing.types import RANGE_ITER, ArrayType, TupleType, options
+from ..typing.types import ITEMSIZE, RANGE_ITER, ArrayType, TupleType, options
 from . import refcount
 from .arrays import storage_type
 from .ltypes import I1, I32, I64
@@ -121,6 +121,19 @@ def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBl
     return True
 
 
+def moving_stores(body: BasicBlock) -> set[O.StoreItem]:
+    """The stores of a strip body whose element moves by one per iteration: the last
+    index is ``item + c`` (an eligible body has no other kind of varying index)."""
+    item = next(op for op in body.ops if isinstance(op, O.IterValue))
+    out = set()
+    for op in body.ops:
+        if isinstance(op, O.StoreItem):
+            indices = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+            if _depends_on(indices[-1], {item}, body):
+                out.add(op)
+    return out
+
+
 def _holds_array(t: object) -> bool:
     return any(isinstance(o, ArrayType) or (isinstance(o, TupleType) and _holds_array_tuple(o)) for o in options(t)) if t is not None else False  # type: ignore[arg-type]
 
@@ -154,12 +167,21 @@ class StripLog:
     """The state of one strip while its body is lowered: the sticky failure flag, a
     scratch slot for out-of-bounds accesses and, per store op, the undo log."""
 
-    def __init__(self, lw: "FunctionLowering") -> None:
+    def __init__(self, lw: "FunctionLowering", moving: set[O.StoreItem]) -> None:
         self.em = lw.em
+        self.moving = moving  # stores one element further each iteration
         self.flag = self.em.alloca(I1)
         self.scratch = self.em.alloca(ir.ArrayType(I64, 2))
         self.t: ir.Value = ir.Constant(I64, 0)  # the iteration within the strip
-        self.logs: list[tuple[ir.Value, ir.Value]] = []  # (old values, addresses) per store
+        #: Per store op: the old values, and the addresses (or None for a store that
+        #: moves by one element per iteration and is never redirected: its address is
+        #: then known from the last one, `last`).
+        self.logs: list[tuple[ir.Value, ir.Value | None]] = []
+        self.last: list[ir.Value] = []
+        self.itemsizes: list[int] = []
+        #: ids of pointers that may not follow the index: wrapped from a negative
+        #: index, or redirected to the scratch slot (`safe`)
+        self.irregular: set[int] = set()
         self.next_store = 0
 
     def fail_if(self, cond: ir.Value) -> None:
@@ -169,21 +191,33 @@ class StripLog:
     def safe(self, ptr: ir.Value, bad: ir.Value) -> ir.Value:
         """`ptr`, or the scratch slot when its index failed the bounds test."""
         b = self.em.builder
-        return b.select(bad, b.bitcast(self.scratch, ptr.type), ptr)
+        out = b.select(bad, b.bitcast(self.scratch, ptr.type), ptr)
+        self.irregular.add(id(out))
+        return out
 
-    def log(self, ptr: ir.Value, dtype: str) -> None:
-        """Before a store to `ptr` (an i8*): record the element there and its address."""
+    def log(self, ptr: ir.Value, dtype: str, op: O.StoreItem) -> None:
+        """Before the store `op` to `ptr` (an i8*): record the element there and,
+        unless its address follows from the last one (a store that moves one element
+        per iteration and is never wrapped or redirected: see `irregular`), the
+        address."""
         b = self.em.builder
         typ = storage_type(dtype)
-        if self.next_store == len(self.logs):
-            self.logs.append((self.em.alloca(ir.ArrayType(typ, STRIP)), self.em.alloca(ir.ArrayType(ptr.type, STRIP))))
-        olds, ptrs = self.logs[self.next_store]
+        k = self.next_store
         self.next_store += 1
+        if k == len(self.logs):
+            olds = self.em.alloca(ir.ArrayType(typ, STRIP))
+            affine = op in self.moving and id(ptr) not in self.irregular
+            ptrs = None if affine else self.em.alloca(ir.ArrayType(ptr.type, STRIP))
+            self.logs.append((olds, ptrs))
+            self.last.append(ptr)
+            self.itemsizes.append(ITEMSIZE[dtype])
+        olds, ptrs = self.logs[k]
         zero = ir.Constant(I32, 0)
         old = b.load(b.bitcast(ptr, typ.as_pointer()))
         old.align = 1  # strided views need not be aligned
         b.store(old, b.gep(olds, [zero, self.t]))
-        b.store(ptr, b.gep(ptrs, [zero, self.t]))
+        if ptrs is not None:
+            b.store(ptr, b.gep(ptrs, [zero, self.t]))
 
     def undo(self, count: ir.Value) -> None:
         """Restore every logged element, last store first."""
@@ -196,8 +230,11 @@ class StripLog:
         k = b.phi(I64)
         k.add_incoming(count, entry)
         t = b.sub(k, em.i64(1))
-        for olds, ptrs in reversed(self.logs):
-            ptr = b.load(b.gep(ptrs, [zero, t]))
+        for (olds, ptrs), last, size in reversed(list(zip(self.logs, self.last, self.itemsizes))):
+            if ptrs is not None:
+                ptr = b.load(b.gep(ptrs, [zero, t]))
+            else:  # iteration t stored (count - 1 - t) elements before the last one
+                ptr = b.gep(last, [b.mul(b.sub(t, b.sub(count, em.i64(1))), em.i64(size))])
             old = b.load(b.gep(olds, [zero, t]))
             b.store(old, b.bitcast(ptr, old.type.as_pointer()), align=1)
         k.add_incoming(t, b.block)
@@ -228,7 +265,7 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, body: BasicBlock) ->
     b.position_at_end(pre)
     count = b.select(b.icmp_unsigned("<", remaining, em.i64(STRIP)), remaining, em.i64(STRIP))
     saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
-    log = StripLog(lw)
+    log = StripLog(lw, moving_stores(body))
     b.store(ir.Constant(I1, 0), log.flag)
     # The body's loop-invariant bounds tests, before the strip: an index they cover
     # is then used unchecked in it, so a failing test must keep the strip from
