@@ -8,6 +8,7 @@ into arrays, that every array ends up with the same contents, and measures the t
 two threads running a compiled kernel at once against one (native code runs with the
 GIL released). Targets (issue 4): steady-state geomean <= 1.0x Numba's, no kernel worse
 than 1.5x, median compile latency <= 0.5x Numba's, 2 threads >= 1.8x one thread.
+Two-thread throughput is also shown for Numba's nogil code, as the machine's reference.
 A missed target is printed, not an error; a wrong result exits with status 1.
 """
 
@@ -59,25 +60,30 @@ def first_call(fn, args) -> tuple[float, object]:  # type: ignore[no-untyped-def
     return time.perf_counter() - start, result
 
 
-def threads_speedup(fn, args, calls: int) -> float:  # type: ignore[no-untyped-def]
+def threads_speedup(fn, args, calls: int, reps: int = 15) -> float:  # type: ignore[no-untyped-def]
+    """Throughput of two threads calling `fn` against one thread making the same
+    calls: the median, over `reps` rounds, of the ratio measured back to back within a
+    round (this machine's speed drifts between rounds, and the drift moves both)."""
+
     def work() -> None:
         for _ in range(calls):
             fn(*args)
 
-    ones, twos = [], []
-    for _ in range(5):  # alternately, best of five: this machine's speed drifts
+    fn(*args)  # compiled before timing
+    ratios = []
+    for _ in range(reps):
         start = time.perf_counter()
         work()
         work()
-        ones.append(time.perf_counter() - start)  # 2 * calls on one thread
+        one = time.perf_counter() - start  # 2 * calls on one thread
         threads = [threading.Thread(target=work) for _ in range(2)]
         start = time.perf_counter()
         for t in threads:
             t.start()
         for t in threads:
             t.join()
-        twos.append(time.perf_counter() - start)  # 2 * calls on two threads
-    return min(ones) / min(twos)
+        ratios.append(one / (time.perf_counter() - start))  # 2 * calls on two threads
+    return statistics.median(ratios)
 
 
 def main() -> None:
@@ -120,11 +126,16 @@ def main() -> None:
         print(f"{name:24} {cp * 1e3:10.1f} {sn * 1e3 if sn else float('nan'):9.2f} {sc * 1e3:9.2f} {ratio} {fc * 1e3:12.1f} {fnb * 1e3 if fnb else float('nan'):12.1f}  {flags}")
     # Two threads on two cores: a compute-bound kernel shows what releasing the GIL
     # gives; a memory-bound one also measures the machine's shared memory bandwidth.
+    # Numba's nogil code, measured the same way, shows what this machine allows.
     calls = 4 if opts.quick else 12
     speed = threads_speedup(cuvil_bc.compile(K.pairwise_mean_distance), inputs["pairwise_mean_distance"], calls)
     memory_bound = threads_speedup(cuvil_bc.compile(K.laplacian_energy), inputs["laplacian_energy"], calls)
     print(f"2 threads / 1 thread throughput, GIL released: pairwise_mean_distance {speed:.2f}x (compute-bound), "
           f"laplacian_energy {memory_bound:.2f}x (memory-bound)")
+    if numba is not None:
+        n_speed = threads_speedup(numba.njit(nogil=True)(K.pairwise_mean_distance), inputs["pairwise_mean_distance"], calls)
+        n_memory = threads_speedup(numba.njit(nogil=True)(K.laplacian_energy), inputs["laplacian_energy"], calls)
+        print(f"  the same for numba (nogil=True):              pairwise_mean_distance {n_speed:.2f}x, laplacian_energy {n_memory:.2f}x")
     if ratios:
         geo = math.exp(sum(map(math.log, ratios)) / len(ratios))
         worst = max(ratios)

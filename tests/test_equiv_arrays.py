@@ -261,6 +261,8 @@ DEFERRED = [
     "def f(a):\n    t = a[0] * 0.0\n    for i in range(len(a)):\n        t = t * 1e100 + a[i]\n    return 1\n",
     # ... a conversion and a math call
     "def f(a):\n    k = 0\n    for i in range(len(a)):\n        k += int(math.sqrt(a[i] * a[i] - a[i]) > 2.0)\n    return k, float(a[0] - a[0])\n",
+    # ... a square root, whose own test of its result covers its argument
+    "def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += math.sqrt(a[i] * a[i] - 1.0)\n    return s\n",
 ]
 
 
@@ -287,6 +289,33 @@ def f(g, other):
     return s
 """
 )
+
+
+LATER = build(
+    """
+def f(a, b, k):
+    s = 0.0
+    for i in range(len(a)):
+        for j in range(i + 1, len(a)):
+            s += a[j] - b[j]
+        for j in range(i - k, len(a)):
+            s += a[j]
+        for j in range(i - 2, len(a)):
+            s += a[j] * 0.5  # a[-2] and a[-1] first: wrapped, not proven
+    return s
+"""
+)
+
+
+def test_ranges_starting_at_a_loop_item() -> None:
+    # j in range(i + 1, len(a)) indexes a without a check (j >= 1 > 0, j < len(a)),
+    # but b, and a from range(i - k, ...) whose start may be negative, are checked.
+    a = np.arange(6.0)
+    check(LATER, a, np.arange(6.0), 2)
+    check(LATER, a, np.arange(4.0), 2)  # IndexError from b[j]
+    check(LATER, a, np.arange(6.0), 9)  # negative j: wraps, then IndexError
+    equivalent(LATER, st.tuples(arrays("float64", max_dims=1), arrays("float64", max_dims=1), st.integers(-3, 8)), max_examples=100)
+    assert native_ran(LATER)
 
 
 def test_proven_and_wrapped_indices() -> None:

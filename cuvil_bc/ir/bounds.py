@@ -8,7 +8,8 @@ The proof covers the common loop shape
 An int value gets a lower bound (a constant) and an exclusive upper bound of the form
 "extent k of array A, plus a constant" (or a constant), computed from:
 
-* the item of ``range(stop)`` / ``range(start, stop)`` (no step): ``[start, stop)``;
+* the item of ``range(stop)`` / ``range(start, stop)`` (no step): ``[start, stop)``,
+  where a `start` that is not a constant contributes its own lower bound;
 * ``x + c`` and ``x - c`` for a constant ``c``;
 * ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``;
 * ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first).
@@ -74,8 +75,11 @@ def _range_item(v: O.Value) -> tuple[int, Upper] | None:
         start, stop = 0, rng.args[0]
     elif len(rng.args) == 2:
         start, stop = _const_int(rng.args[0]), rng.args[1]  # type: ignore[assignment]
-        if start is None:
-            return None
+        if start is None:  # range(i + 1, n): items are at least i + 1's lower bound
+            found = index_bounds(rng.args[0])
+            if found is None:
+                return None
+            start = found[0]
     else:
         return None  # a step: not worth the cases
     upper = _extent(stop)

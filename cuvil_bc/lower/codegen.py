@@ -264,8 +264,12 @@ class FunctionLowering:
     def lower(self, op: O.Op) -> None:
         b = self.em.builder
         em = self.em
+        em.float_error_check = "precise"
         if self.em.warned is not None and not isinstance(op, O.Phi) and not self.propagates(op):
-            self.consumer_checks(op)
+            if self.absorbs_check(op):
+                em.float_error_check = "conservative"  # its own test covers its operand
+            else:
+                self.consumer_checks(op)
         dead_end = self.em.warned is not None and self.propagates(op) and not self.reaches_consumer(op)
         if isinstance(op, O.Phi):
             lltype = llvm_type(op.type)  # type: ignore[arg-type]
@@ -518,6 +522,18 @@ class FunctionLowering:
             else:
                 return True
         return False
+
+    def absorbs_check(self, op: O.Op) -> bool:
+        """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v`: a non-finite
+        `v` gives a non-finite root, so one test of the root that deopts on any
+        non-finite value (re-running the call, which warns or raises as CPython does)
+        replaces both the consumer's test of `v` and sqrt's own domain test."""
+        import math
+
+        return (
+            isinstance(op, O.Call) and isinstance(op.func, O.Const) and op.func.value is math.sqrt
+            and len(op.args) == 1 and not op.kwnames and self.propagates(op.args[0]) and value_type(op.args[0]) == NP_F64
+        )
 
     def consumer_checks(self, op: O.Op) -> None:
         """Test the untested np.float64 values `op` consumes (see `propagates`)."""

@@ -41,6 +41,7 @@ class Emitter:
         self.line = 0
         self.speculative = False  # lowering an op hoisted by ir/passes/speculate.py
         self.float_warning_check = "precise"  # for np.float64 arithmetic (codegen.float_warning_check)
+        self.float_error_check = "precise"  # for math functions (codegen.absorbs_check)
         #: A function that writes to memory deopts by resuming the interpreter (see
         #: cuvil_bc/resume.py) at `resume`, the last resume point lowered (a
         #: `codegen.ResumeState`); one that only reads re-runs the call.

@@ -294,6 +294,9 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
     and NumPy warns about. Both need a non-finite result, so only such a result pays
     for the precise test (in a cold block)."""
     b = em.builder
+    if em.float_error_check == "conservative":  # any non-finite result (codegen.absorbs_check)
+        em.deopt_if(not_finite(em, result))
+        return
 
     def error() -> ir.Value:
         numbers = finite = ir.Constant(I1, 1)
