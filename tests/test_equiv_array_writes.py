@@ -9,6 +9,8 @@ different contents.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -323,6 +325,30 @@ def f(values, out, w):
 """
 )
 
+DISTANCES = build(
+    """
+def f(pts, out):
+    n = pts.shape[0]
+    for i in range(n):
+        for j in range(n):
+            dx = pts[i, 0] - pts[j, 0]
+            dy = pts[i, 1] - pts[j, 1]
+            out[i, j] = math.sqrt(dx * dx + dy * dy)
+    return n
+""",
+    math=math,
+)
+
+TESTED_TOO_LATE = build(
+    """
+def f(a, out, k):
+    for i in range(len(a)):
+        x = a[i] * k
+        out[i] = 1.0
+        out[i] = int(x * 2.0)
+"""
+)
+
 WRAPPED_NEIGHBOURS = build(
     """
 def f(grid):
@@ -359,6 +385,24 @@ def test_division_checked_by_its_consumer() -> None:
     equivalent(RECIPROCAL, st.tuples(arrays("float64", max_dims=1, elements=floats), arrays("float64", max_dims=1), numbers()), max_examples=150)
     check(RECIPROCAL, np.array([1e300, 2.0]), np.zeros(2), 1e300)
     assert native_ran(FLOAT_HISTOGRAM) and native_ran(QUOTIENT_STORE) and native_ran(RECIPROCAL)
+
+
+def test_locals_tested_by_a_later_consumer() -> None:
+    # dx and dy are locals (seen by later resume points and the loop's phis), but a
+    # non-finite dx or dy makes the sum non-finite, which is tested before anything
+    # sees them: an overflow in dx still warns once, at dx, as in CPython.
+    pts = np.array([[0.0, 1.0], [1e308, -1e308], [-1e308, 2.0], [np.inf, np.nan]])
+    for k in range(1, 5):
+        check(DISTANCES, pts[:k].copy(), np.zeros((k, k)))
+    finite = st.floats(-1e308, 1e308) | st.sampled_from([np.inf, -np.inf, np.nan, 1e154, 0.0])
+    equivalent(DISTANCES, st.tuples(arrays("float64", min_dims=2, max_dims=2, elements=finite), arrays("float64", min_dims=2, max_dims=2)), max_examples=150)
+    assert native_ran(DISTANCES)
+    # Here the first test of x (int()) comes after a write and its resume point: x
+    # must test itself, or the interpreter would resume after the write with an
+    # infinite x and never warn about the overflow.
+    check(TESTED_TOO_LATE, np.array([1.0, 1e300, 2.0]), np.zeros(3), 1e10)
+    check(TESTED_TOO_LATE, np.array([1.0, 2.0]), np.zeros(2), 3.0)
+    assert native_ran(TESTED_TOO_LATE)
 
 
 def test_remainders_of_loop_items() -> None:

@@ -67,6 +67,26 @@ def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...],
     return ir.Function(module, function_type(argtypes, ret), name=symbol)
 
 
+def _chains(v: O.Value) -> bool:
+    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
+
+
+def _divides(v: O.Value) -> bool:
+    return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
+
+
+def _is_int_call(u: O.Value) -> bool:
+    return isinstance(u, O.Call) and isinstance(u.func, O.Const) and u.func.value is int and len(u.args) == 1
+
+
+def _passes_on(u: O.Op, v: O.Value) -> bool:
+    """Whether a non-finite `v` makes `u` fail a test (``int(v)``) or gives it a
+    non-finite result too (``v + x``, ``v / x``; not ``x / v``)."""
+    if _chains(u) or (_divides(u) and u.lhs is v and u.rhs is not v):  # type: ignore[attr-defined]
+        return True
+    return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
+
+
 class FunctionLowering:
     """Lowers one typed function to `symbol`. With `self_calls`, the function's calls to
     itself go to that symbol instead (see `lower_recursive`)."""
@@ -97,6 +117,7 @@ class FunctionLowering:
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
         self.propagating: dict[O.Value, bool] = {}  # see `propagates`
+        self._covered: dict[O.Op, bool] = {}  # see `covered`
         self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
@@ -448,41 +469,42 @@ class FunctionLowering:
         return None
 
     def float_warning_check(self, op: O.BinOp) -> str:
-        """How an np.float64 ``+ - *`` tests for what NumPy warns about (see
-        `numeric.numpy_binop`). An infinity or NaN propagates through ``+ - *``, so an
-        op whose every use is such an op in the same block (which runs whenever this one
-        does) needs no test of its own: "none". An op with such an operand tests its
-        result for being finite at all: "conservative" (a deopt where NumPy might not
-        warn only costs a re-run). Every other op: "precise"."""
-
-        def chains(v: O.Value) -> bool:
-            return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
-
-        def divides(v: O.Value) -> bool:
-            return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
-
-        def passes_on(u: O.Op, v: O.Value) -> bool:
-            """Whether a non-finite `v` makes `u` fail a test (``int(v)``) or gives it
-            a non-finite result too (``v + x``, ``v / x``; not ``x / v``)."""
-            if chains(u) or (divides(u) and u.lhs is v and u.rhs is not v):  # type: ignore[attr-defined]
-                return True
-            return isinstance(u, O.Call) and isinstance(u.func, O.Const) and u.func.value is int and list(u.args) == [v]
-
+        """How an np.float64 ``+ - * /`` tests for what NumPy warns about (see
+        `numeric.numpy_binop`). Every warning comes with a non-finite result, and an
+        infinity or NaN carries on through ``+ - *`` and the dividend of ``/``. So in a
+        function that writes, an op whose result is sure to meet a test before the next
+        resume point (`covered`) needs no test of its own: "none". An op with such an
+        operand tests its result for being finite at all: "conservative" (a deopt where
+        NumPy might not warn costs only a resume). Every other op: "precise". In a
+        function that only reads, + - * are never tested where they run: their
+        consumers test (`consumer_checks`)."""
         if not self.fn.writes:
-            # A function that only reads: its consumers test (consumer_checks).
-            return "none" if chains(op) else "precise"
-        if not (chains(op) or divides(op)):
+            return "none" if _chains(op) else "precise"
+        if not (_chains(op) or _divides(op)):
             return "precise"
-        # A function that writes: a deopt anywhere before the next resume point resumes
-        # at the same one, so a later test covers this op when it sees its non-finite
-        # result (NumPy's warnings for + - * / all come with one).
-        users = self.uses.get(op, [])
-        if users and all(passes_on(u, op) and u.block is op.block and not self.checkpoint_between(op, u) for u in users):
+        if self.covered(op):
             return "none"
-        operands = [op.lhs] if divides(op) else [op.lhs, op.rhs]
-        if any((chains(v) or divides(v)) and self.float_warning_check(v) == "none" for v in operands):  # type: ignore[arg-type]
+        operands = [op.lhs] if _divides(op) else [op.lhs, op.rhs]
+        if any((_chains(v) or _divides(v)) and self.covered(v) for v in operands):  # type: ignore[arg-type]
             return "conservative"
         return "precise"
+
+    def covered(self, op: O.Op) -> bool:
+        """Whether, in a function that writes, a non-finite result of the np.float64 op
+        `op` is certain to fail a test before anything sees it: every use other than a
+        resume point or a phi (a local's value, which they only record) passes it on
+        (`_passes_on`) in the same block with no resume point between. By induction
+        each such use is tested, or covered in turn, before the next resume point, so
+        a failed test resumes at the one before `op`, and the interpreter redoes `op`
+        and warns itself."""
+        found = self._covered.get(op)
+        if found is None:
+            passing = [u for u in self.uses.get(op, []) if not isinstance(u, (O.Checkpoint, O.Phi))]
+            found = bool(passing) and all(
+                _passes_on(u, op) and u.block is op.block and not self.checkpoint_between(op, u) for u in passing
+            )
+            self._covered[op] = found
+        return found
 
     def propagates(self, v: O.Value, seen: set[O.Value] | None = None) -> bool:
         """Whether `v` may carry an untested np.float64 ``+ - *`` result: such an op, or
