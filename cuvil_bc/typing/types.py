@@ -245,6 +245,9 @@ def typeof(value: object) -> Type:
     raise Unsupported(f"value of type {t.__name__}")
 
 
+_ARRAY_TYPES: dict[tuple[object, int, bool, bool], ArrayType] = {}
+
+
 def _numpy_typeof(value: object) -> Type | None:
     import sys
 
@@ -252,13 +255,19 @@ def _numpy_typeof(value: object) -> Type | None:
     if np is None:
         return None
     if isinstance(value, np.ndarray):
-        dtype = value.dtype
-        if dtype.name not in ARRAY_DTYPES or not dtype.isnative:
-            raise Unsupported(f"array of dtype {dtype}")
-        if not 1 <= value.ndim <= MAX_NDIM:
-            raise Unsupported(f"array of {value.ndim} dimensions")
+        # Called for every array argument of every call: the dtype's name (a slow
+        # property in NumPy) and the type itself come from caches.
+        dtype, ndim = value.dtype, value.ndim
+        if not 1 <= ndim <= MAX_NDIM:
+            raise Unsupported(f"array of {ndim} dimensions")
         unit = value.shape[-1] <= 1 or value.strides[-1] == dtype.itemsize
-        return ArrayType(dtype.name, value.ndim, not value.flags.writeable, unit)
+        key = (dtype, ndim, value.flags.writeable, unit)
+        found = _ARRAY_TYPES.get(key)
+        if found is None:
+            if dtype.name not in ARRAY_DTYPES or not dtype.isnative:
+                raise Unsupported(f"array of dtype {dtype}")
+            found = _ARRAY_TYPES[key] = ArrayType(dtype.name, ndim, not value.flags.writeable, unit)
+        return found
     for np_type, t in ((np.float64, NP_F64), (np.int64, NP_I64), (np.bool_, NP_BOOL)):
         if type(value) is np_type:
             return t
