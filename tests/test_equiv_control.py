@@ -584,3 +584,36 @@ def test_while_int_float_mix() -> None:
     )
     run_cases(d, [(100,), (101,), (1,), (0,), (2**62 + 1,), (1e10,), (7.5,), (INT64_MAX,)])
     equivalent(d, st.tuples(st.one_of(st.integers(-(2**63), 2**63 - 1), st.floats(-1e300, 1e300))), max_examples=100)
+
+
+def test_loops_with_several_back_edges() -> None:
+    # Each path through the body changes different loop-carried values; the lowering
+    # merges the back edges in one latch block per loop (codegen.plan_latches).
+    d = build(
+        """
+def f(n, k):
+    a = 0
+    b = 0.0
+    c = 1
+    for i in range(n):
+        if i % 3 == 0:
+            a += i
+            continue
+        elif i % 3 == 1:
+            b += i * 0.5
+        else:
+            c = c * 3 % 1000003
+        if a > k:
+            break
+    j = 0
+    while j < n:
+        j += 1
+        if j % 2:
+            continue
+        a -= 1
+    return a, b, c, j
+"""
+    )
+    run_cases(d, [(0, 0), (100, 10**6), (7, 3), (-3, 5)])
+    equivalent(d, st.tuples(ints(-5, 60), ints(-10, 500)), max_examples=150)
+    assert "latch." in d.inspect_llvm()

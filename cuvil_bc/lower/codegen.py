@@ -140,6 +140,7 @@ class FunctionLowering:
         order = self.fn.rpo()
         for block in order:
             self.blocks[block] = self.em.block(block.name)
+        self.plan_latches(order)
         if not self.fn.writes and any(
             isinstance(op, O.BinOp) and op.type is not None and NP_F64 in options(op.type) for op in self.fn.ops()
         ):
@@ -192,13 +193,22 @@ class FunctionLowering:
                         self.release(releases[k])
             self.em.speculative = False
         for phi, llphis in self.phis:
+            latch = self.latches.get(phi.block)  # type: ignore[arg-type]
             for pred, _ in phi.incoming:
                 if pred in self.blocks:
                     vals, blk = self.phi_inputs[(phi, pred)]
-                    for llphi, val in zip(llphis, vals):
+                    if latch is not None and pred in latch[1]:
+                        llphis_here = self.latch_phis(phi, llphis, latch[0])
+                    else:
+                        llphis_here = llphis
+                    for llphi, val in zip(llphis_here, vals):
                         llphi.add_incoming(val, blk)
         for llphi, val, blk in self.extra_incoming:
             llphi.add_incoming(val, blk)
+        for header, (latch, _) in self.latches.items():
+            if not latch.is_terminated:  # a header without phis
+                with self.em.builder.goto_block(latch):
+                    self.em.builder.branch(self.blocks[header])
         return self.llfn
 
     def assemble_phis(self) -> None:
@@ -877,7 +887,49 @@ class FunctionLowering:
         """The LLVM block that the edge pred -> succ goes to."""
         if (self.fn.writes or self.track) and isinstance(succ.terminator, O.Raise):
             return self.raise_exit(succ, pred)
+        latch = self.latches.get(succ)
+        if latch is not None and pred in latch[1]:
+            return latch[0]
         return self.blocks[succ]
+
+    def plan_latches(self, order: list[BasicBlock]) -> None:
+        """One latch block for each loop header that several back edges reach (an
+        ``if`` in the loop body): its phis merge the loop-carried values, and the
+        header has one back edge. Otherwise LLVM's loop canonicalisation may turn a
+        value that only one path changes (``flips += 1`` under an ``if``) into a
+        nested loop, re-entered through a copy of the first iteration every time
+        that path runs."""
+        self.latches: dict[BasicBlock, tuple[ir.Block, set[BasicBlock]]] = {}
+        self.latch_phi_map: dict[ir.PhiInstr, list[ir.PhiInstr]] = {}
+        if self.track:
+            return  # (edges that release references go to the header itself)
+        position = {b: k for k, b in enumerate(order)}
+        preds = self.fn.predecessors()
+        for header in order:
+            if header in self.strips:
+                continue
+            back = {p for p in preds[header] if p in position and position[p] >= position[header]}
+            if len(back) >= 2:
+                self.latches[header] = (self.em.block(f"latch.{header.name}"), back)
+
+    def latch_phis(self, phi: O.Phi, llphis: list[ir.PhiInstr], latch: ir.Block) -> list[ir.PhiInstr]:
+        """The latch's phis standing for `phi`'s members (created on first use; each
+        feeds the header's phi from the latch)."""
+        found = self.latch_phi_map.get(llphis[0])
+        if found is None:
+            b = self.em.builder
+            with b.goto_block(latch):
+                if latch.is_terminated:
+                    b.position_before(latch.terminator)  # type: ignore[arg-type]
+                found = []
+                for llphi in llphis:
+                    new = b.phi(llphi.type)
+                    found.append(new)
+                    llphi.add_incoming(new, latch)
+                if not latch.is_terminated:
+                    b.branch(self.blocks[phi.block])  # type: ignore[index]
+            self.latch_phi_map[llphis[0]] = found
+        return found
 
     def raise_exit(self, block: BasicBlock, pred: BasicBlock | None) -> ir.Block:
         """Where a function that writes (or holds arrays) goes instead of a block that
