@@ -223,6 +223,28 @@ def test_stores_to_the_same_element_are_undone() -> None:
         assert expected[0] == "raise" and got == expected and same_value(expected_args[1], got_args[1])
 
 
+ROW_FROM_MEMORY = build(
+    """
+def f(b, k, x):
+    n = b.shape[0]
+    for j in range(len(x)):
+        b[int(k[0]) % n, j] = x[j] * 10.0
+        k[0] = 1
+"""
+)
+
+
+def test_a_row_index_read_in_the_loop() -> None:
+    # The row of the store comes from k[0], which the strip itself changes after the
+    # first element: undoing the strip (an overflow at `at`) must restore the
+    # elements it really wrote, in both rows.
+    for at in (3, STRIP + 3):
+        x = np.linspace(1.0, 2.0, STRIP + 20)
+        x[at] = 1e308
+        check(ROW_FROM_MEMORY, np.arange(2.0 * (STRIP + 20)).reshape(2, STRIP + 20), np.zeros(1, dtype=np.int64), x)
+    assert "strip.loop" in ROW_FROM_MEMORY.inspect_llvm()
+
+
 def test_a_nan_fails_a_strip_without_a_deopt() -> None:
     # A NaN input sets the strip's flag (its test is conservative), but NumPy does not
     # warn for it: the ordinary loop finishes the call natively.

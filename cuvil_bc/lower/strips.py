@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 STRIP = 256
 
 #: Calls that may appear in a strip: their lowerings guard only with `deopt_if`.
-_CALLS = frozenset({"abs", "min", "max", "float", "math.sqrt", "math.fabs", "math.floor", "math.ceil", "math.trunc"})
+_CALLS = frozenset({"abs", "min", "max", "float", "int", "math.sqrt", "math.fabs", "math.floor", "math.ceil", "math.trunc"})
 _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
 
 
@@ -126,13 +126,16 @@ def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBl
 
 def moving_stores(body: BasicBlock) -> set[O.StoreItem]:
     """The stores of a strip body whose element moves by one per iteration: the last
-    index is ``item + c`` (an eligible body has no other kind of varying index)."""
+    index is ``item + c`` (an eligible body has no other kind of varying index) and
+    the others are computed before the loop. (An index read from an array in the body
+    could change when the strip writes that array.)"""
     item = next(op for op in body.ops if isinstance(op, O.IterValue))
     out = set()
     for op in body.ops:
         if isinstance(op, O.StoreItem):
             indices = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
-            if _depends_on(indices[-1], {item}, body):
+            fixed = all(not (isinstance(ix, O.Op) and ix.block is body) for ix in indices[:-1])
+            if fixed and _depends_on(indices[-1], {item}, body):
                 out.add(op)
     return out
 
