@@ -261,6 +261,8 @@ DEFERRED = [
     "def f(a):\n    t = a[0] * 0.0\n    for i in range(len(a)):\n        t = t * 1e100 + a[i]\n    return 1\n",
     # ... a conversion and a math call
     "def f(a):\n    k = 0\n    for i in range(len(a)):\n        k += int(math.sqrt(a[i] * a[i] - a[i]) > 2.0)\n    return k, float(a[0] - a[0])\n",
+    # ... a comparison of two untested values, tested together (their sum)
+    "def f(a):\n    n = 0\n    for i in range(len(a) - 1):\n        if a[i] * 1e300 > a[i + 1] * 1e300:\n            n += 1\n    return n\n",
     # ... a square root, whose own test of its result covers its argument
     "def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += math.sqrt(a[i] * a[i] - 1.0)\n    return s\n",
 ]
@@ -272,7 +274,7 @@ def test_deferred_float_warnings(src: str) -> None:
     # whatever consumes their value tests it (or they test themselves when nothing
     # does), and the call is re-run in CPython, which warns.
     fn = build(src)
-    for a in ([1.0, 2.0, 3.0], [1e200, 1e200, 2.0], [1e308, -1e308, 5.0], [math.inf, 1.0, 1.0], [math.nan, 2.0, 0.5]):
+    for a in ([1.0, 2.0, 3.0], [1e200, 1e200, 2.0], [1e308, -1e308, 5.0], [math.inf, 1.0, 1.0], [math.nan, 2.0, 0.5], [2.0, 1.0, 1e300]):
         check(fn, np.array(a))
     assert native_ran(fn)
 
