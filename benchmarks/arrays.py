@@ -2,7 +2,8 @@
 
     python benchmarks/arrays.py [--quick]
 
-Prints per-kernel steady-state times and first-call (compile) times, checks that
+Prints per-kernel steady-state times (best of 15 rounds, each round timing cuvil_bc
+and Numba in turn) and first-call (compile) times, checks that
 cuvil_bc's result equals CPython's (value and type) and, for the kernels that write
 into arrays, that every array ends up with the same contents, and measures the throughput of
 two threads running a compiled kernel at once against one (native code runs with the
@@ -54,6 +55,18 @@ def best_of(fn, args, repeats: int) -> float:  # type: ignore[no-untyped-def]
     return min(times)
 
 
+def best_of_interleaved(fns, args, repeats: int) -> list[float]:  # type: ignore[no-untyped-def]
+    """Best time of each of `fns` over `repeats` rounds, each round timing every one
+    once in turn: a drift in this machine's speed then hits all of them alike."""
+    times: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, times):
+            start = time.perf_counter()
+            fn(*args)
+            out.append(time.perf_counter() - start)
+    return [min(t) for t in times]
+
+
 def first_call(fn, args) -> tuple[float, object]:  # type: ignore[no-untyped-def]
     start = time.perf_counter()
     result = fn(*args)
@@ -98,7 +111,7 @@ def main() -> None:
     except ImportError:
         numba = None
     inputs = K.make_inputs(opts.quick)
-    repeats = 3 if opts.quick else 9
+    repeats = 3 if opts.quick else 15
     rows, ratios, compile_ratios, wrong = [], [], [], False
     for name in KERNELS:
         fn, args = getattr(K, name), inputs[name]
@@ -108,7 +121,6 @@ def main() -> None:
         compiled = cuvil_bc.compile(fn)
         got_args = fresh(args)
         first_c, got = first_call(compiled, got_args)
-        steady_c = best_of(compiled, args, repeats)
         same = same_outcome(expected, got, expected_args, got_args)
         wrong |= not same
         native = compiled.stats["native_calls"] > 0
@@ -116,9 +128,11 @@ def main() -> None:
         if numba is not None:
             jitted = numba.njit(fn)
             first_n, _ = first_call(jitted, fresh(args))
-            steady_n = best_of(jitted, args, repeats)
+            steady_c, steady_n = best_of_interleaved([compiled, jitted], args, repeats)
             ratios.append(steady_c / steady_n)
             compile_ratios.append(first_c / first_n)
+        else:
+            steady_c = best_of(compiled, args, repeats)
         rows.append((name, expected_t, steady_n, steady_c, first_c, first_n, same, native))
 
     print(f"Python {sys.version.split()[0]}, numba {'absent' if numba is None else numba.__version__}")
