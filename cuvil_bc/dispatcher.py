@@ -22,7 +22,7 @@ from typing import Any, Callable
 from . import resume
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
-from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, format_signature, parse_signature, typeof
+from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
@@ -414,12 +414,23 @@ def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
     return tuple([type(a) if type(a) in _PLAIN else _structured_key(a) for a in args])
 
 
+_NDARRAY: Any = None  # numpy.ndarray, once NumPy is imported
+
+
 def _structured_key(value: Any) -> object:
     """A tuple's or NumPy value's type; otherwise the Python type (which does not
     compile, and `_compile_for` says so)."""
+    global _NDARRAY
     t = type(value)
+    if t is _NDARRAY:  # the common case first: no detour through typeof
+        try:
+            return array_type(value)
+        except CompileError:
+            return t
     if t is tuple:
         return typeof_or_none(value)
+    if _NDARRAY is None and "numpy" in sys.modules:
+        _NDARRAY = sys.modules["numpy"].ndarray
     found = typeof_or_none(value)
     return found if found is not None else t
 

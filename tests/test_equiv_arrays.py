@@ -364,3 +364,17 @@ def test_indices_guarded_by_branches() -> None:
         max_examples=150,
     )
     assert native_ran(GUARDED)
+
+
+def test_ndarray_subclasses_run_in_cpython() -> None:
+    # A masked array sums only its unmasked elements and a matrix's rows are 2-D:
+    # their element semantics are not an ndarray's, so they are not compiled.
+    f = build("def f(a):\n    s = 0.0\n    for i in range(len(a)):\n        s += a[i]\n    return s\n")
+    masked = np.ma.masked_array([1.0, 2.0, 3.0], mask=[False, True, False])
+    assert repr(f(masked)) == repr(f.py_func(masked)) == "masked"
+    assert "MaskedArray): interpreted" in f.explain()
+    with pytest.warns(PendingDeprecationWarning):  # NumPy discourages np.matrix
+        matrix = np.matrix([[1.0, 2.0], [3.0, 4.0]])
+    assert repr(f(matrix)) == repr(f.py_func(matrix))
+    check(f, np.arange(3.0))
+    assert native_ran(f)

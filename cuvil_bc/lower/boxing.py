@@ -120,7 +120,7 @@ def _arg_exprs(t: Type, expr: str) -> list[str]:
         return [f"{'float' if t == NP_F64 else 'int'}({expr})"]
     if isinstance(t, ArrayType):
         # The caller's argument tuple keeps the array alive for the whole native call.
-        return [f"{expr}.ctypes.data"] + [f"{expr}.shape[{k}]" for k in range(t.ndim)] + [
+        return [f"_data({expr})"] + [f"{expr}.shape[{k}]" for k in range(t.ndim)] + [
             f"{expr}.strides[{k}]" for k in range(t.ndim)
         ]
     if isinstance(t, TupleType):
@@ -140,10 +140,27 @@ def make_boxer(t: Type) -> Callable[..., Any]:
     return namespace["box"]  # type: ignore[no-any-return]
 
 
+def _data(a: Any) -> Any:
+    """An array's data pointer as a cffi `char *`: the C-contiguous buffer itself
+    (~0.3 us), or, for another layout (no simple buffer), its address (~2 us)."""
+    try:
+        return _from_buffer(a)
+    except (BufferError, TypeError, ValueError):
+        return _cast("char *", a.ctypes.data)
+
+
+def _bind_ffi() -> None:
+    global _from_buffer, _cast
+    from .runtime import ffi
+
+    _from_buffer, _cast = ffi.from_buffer, ffi.cast
+
+
 def make_flattener(argtypes: tuple[Type, ...]) -> Callable[[tuple[Any, ...]], tuple[Any, ...]]:
     exprs = [e for i, t in enumerate(argtypes) for e in _arg_exprs(t, f"a[{i}]")]
     if all(t in (INT, BOOL, FLOAT) for t in argtypes):
         return lambda a: a
-    namespace: dict[str, Any] = {}
+    _bind_ffi()
+    namespace: dict[str, Any] = {"_data": _data}
     exec(f"def flatten(a):\n    return ({''.join(e + ', ' for e in exprs)})\n", namespace)
     return namespace["flatten"]  # type: ignore[no-any-return]

@@ -84,7 +84,10 @@ def c_param_types(t: Type) -> list[str]:
     if isinstance(t, NpScalar):
         return c_param_types(t.base)
     if isinstance(t, ArrayType):
-        return ["int64_t"] * (1 + 2 * t.ndim)
+        # The data pointer is a pointer for cffi (a buffer from `ffi.from_buffer` is
+        # cheaper than `a.ctypes.data`); the entry point takes it as an i64, which
+        # the x86-64 and AArch64 calling conventions pass alike.
+        return ["char *"] + ["int64_t"] * (2 * t.ndim)
     if t in (BOOL, INT):
         return ["int64_t"]
     if t == FLOAT:

@@ -10,6 +10,7 @@ function) with no run-time representation. `UNDEF` marks a possibly unbound loca
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import Unsupported
 
@@ -255,23 +256,30 @@ def _numpy_typeof(value: object) -> Type | None:
     if np is None:
         return None
     if isinstance(value, np.ndarray):
-        # Called for every array argument of every call: the dtype's name (a slow
-        # property in NumPy) and the type itself come from caches.
-        dtype, ndim = value.dtype, value.ndim
-        if not 1 <= ndim <= MAX_NDIM:
-            raise Unsupported(f"array of {ndim} dimensions")
-        unit = value.shape[-1] <= 1 or value.strides[-1] == dtype.itemsize
-        key = (dtype, ndim, value.flags.writeable, unit)
-        found = _ARRAY_TYPES.get(key)
-        if found is None:
-            if dtype.name not in ARRAY_DTYPES or not dtype.isnative:
-                raise Unsupported(f"array of dtype {dtype}")
-            found = _ARRAY_TYPES[key] = ArrayType(dtype.name, ndim, not value.flags.writeable, unit)
-        return found
+        if type(value) is not np.ndarray:  # np.matrix, masked arrays: other semantics
+            raise Unsupported(f"an instance of {type(value).__name__}, a subclass of numpy.ndarray")
+        return array_type(value)
     for np_type, t in ((np.float64, NP_F64), (np.int64, NP_I64), (np.bool_, NP_BOOL)):
         if type(value) is np_type:
             return t
     return None
+
+
+def array_type(value: Any) -> ArrayType:
+    """The type of an ndarray (Unsupported for a dtype or a number of dimensions that
+    does not compile). Called for every array argument of every call: the dtype's
+    name (a slow property in NumPy) and the type itself come from a cache."""
+    dtype, ndim = value.dtype, value.ndim
+    if not 1 <= ndim <= MAX_NDIM:
+        raise Unsupported(f"array of {ndim} dimensions")
+    unit = value.shape[-1] <= 1 or value.strides[-1] == dtype.itemsize
+    key = (dtype, ndim, value.flags.writeable, unit)
+    found = _ARRAY_TYPES.get(key)
+    if found is None:
+        if dtype.name not in ARRAY_DTYPES or not dtype.isnative:
+            raise Unsupported(f"array of dtype {dtype}")
+        found = _ARRAY_TYPES[key] = ArrayType(dtype.name, ndim, not value.flags.writeable, unit)
+    return found
 
 
 def parse_signature(text: str) -> tuple[Type, ...]:
