@@ -36,14 +36,23 @@ EDGE_BOOLS: tuple[bool, ...] = (True, False)
 def same_value(a: Any, b: Any) -> bool:
     """Equal values of the same type; floats by repr (distinguishes -0.0, matches NaN);
     arrays by dtype, shape, strides (the layout), writeability and contents (bit for
-    bit)."""
+    bit, except that a NaN matches any NaN: which operand's payload a NaN result
+    carries is the hardware's choice under IEEE 754, and LLVM may swap the operands
+    of a commutative operation, so ``nan1 + nan2`` may carry either payload)."""
     if type(a) is not type(b):
         return False
     if type(a).__name__ == "ndarray" and type(a).__module__ == "numpy":
-        return bool(
+        if not (
             a.dtype == b.dtype and a.shape == b.shape and a.strides == b.strides
-            and a.flags.writeable == b.flags.writeable and a.tobytes() == b.tobytes()
-        )
+            and a.flags.writeable == b.flags.writeable
+        ):
+            return False
+        if a.dtype.kind == "f":
+            import numpy as np
+
+            nan_a, nan_b = np.isnan(a), np.isnan(b)
+            return bool((nan_a == nan_b).all() and a[~nan_a].tobytes() == b[~nan_b].tobytes())
+        return a.tobytes() == b.tobytes()
     if isinstance(a, float) or type(a).__module__ == "numpy":
         return repr(a) == repr(b)  # NumPy scalars too (np.float32(nan), -0.0)
     if isinstance(a, tuple):

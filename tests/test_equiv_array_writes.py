@@ -106,6 +106,19 @@ def test_in_place_kernels_match_cpython(dtype: str) -> None:
     assert native_ran(SCALE) and native_ran(PREFIX) and native_ran(REVERSE) and native_ran(MIXED)
 
 
+def test_nan_payloads_are_not_values() -> None:
+    # NumPy's nan1 + nan2 carries nan2's payload and sign here, native code nan1's
+    # (IEEE 754 leaves the choice to the implementation): both are NaN, and the
+    # harness compares NaNs as NaNs. Non-NaN bits are still compared exactly.
+    import struct
+
+    def nan(bits: int) -> float:
+        return struct.unpack("<d", struct.pack("<Q", bits))[0]  # type: ignore[no-any-return]
+
+    check(PREFIX, np.array([nan(0x7FF8000000000001), nan(0xFFF8000000000002), -0.0, 1.0]))
+    assert native_ran(PREFIX)
+
+
 def test_stencil_and_histogram_match_cpython() -> None:
     equivalent(STENCIL, st.tuples(arrays("float64", min_dims=2), arrays("float64", min_dims=2)), max_examples=150)
     src = np.random.default_rng(1).random((6, 7))
