@@ -122,3 +122,25 @@ def test_dtype_identity_runs_in_cpython() -> None:
     ident = build("def f(a):\n    return a.dtype is np.dtype('float64')\n")
     check(ident, np.zeros(2))
     assert not native_ran(ident)
+
+
+def test_a_local_that_is_a_unit_stride_or_an_any_stride_row() -> None:
+    # m[0] keeps a C array's unit stride, m.T[0] does not: one local holding either
+    # has the weaker type (typing.types.join), and both paths index it correctly.
+    f = build(
+        """
+def f(m, flag):
+    row = m[0] if flag else m.T[0]
+    s = 0.0
+    for i in range(len(row)):
+        s += row[i] * (i + 1)
+    return s
+"""
+    )
+    m = np.arange(12.0).reshape(3, 4)
+    for flag in (True, False):
+        check(f, m, flag)
+        check(f, np.asfortranarray(m), flag)
+    assert native_ran(f)
+    # The two rows meet in a phi of the any-stride type.
+    assert any("array[float64, 1d] = phi" in line for line in f.inspect_ir().splitlines())

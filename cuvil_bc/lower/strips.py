@@ -39,7 +39,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
-from ..typing.types import ITEMSIZE, RANGE_ITER, ArrayType, TupleType, options
+from ..typing.types import ITEMSIZE, RANGE_ITER, ArrayType
 from . import refcount
 from .arrays import storage_type
 from .ltypes import I1, I32, I64
@@ -75,7 +75,7 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
         return None
     stores = 0
     for op in body.ops[:-1]:
-        if not isinstance(op, _OPS) or _holds_array(op.type):
+        if not isinstance(op, _OPS) or refcount.holds_array(op.type):
             return None
         if isinstance(op, O.Call) and not _safe_call(op):
             return None
@@ -111,7 +111,7 @@ def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBl
     accesses would be gathers and scatters, slower than the ordinary loop."""
     t = value_type(op.obj)
     assert isinstance(t, ArrayType)
-    indices = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+    indices = _indices(op)
     for k, index in enumerate(indices):
         if not _depends_on(index, {item}, body):
             continue
@@ -133,19 +133,15 @@ def moving_stores(body: BasicBlock) -> set[O.StoreItem]:
     out = set()
     for op in body.ops:
         if isinstance(op, O.StoreItem):
-            indices = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+            indices = _indices(op)
             fixed = all(not (isinstance(ix, O.Op) and ix.block is body) for ix in indices[:-1])
             if fixed and _depends_on(indices[-1], {item}, body):
                 out.add(op)
     return out
 
 
-def _holds_array(t: object) -> bool:
-    return any(isinstance(o, ArrayType) or (isinstance(o, TupleType) and _holds_array_tuple(o)) for o in options(t)) if t is not None else False  # type: ignore[arg-type]
-
-
-def _holds_array_tuple(t: TupleType) -> bool:
-    return any(_holds_array(i) for i in t.items)
+def _indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
+    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
 
 
 def _safe_call(op: O.Call) -> bool:

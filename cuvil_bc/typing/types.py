@@ -197,20 +197,17 @@ def join(a: Type, b: Type) -> Type:
 
 
 def _same_arrays(a: Type, b: Type) -> tuple[Type, Type]:
-    """`a` and `b`, with an array type that differs between them only in the
-    unit-stride promise replaced by the weaker type in both (the values are
-    represented alike, so only the compiled indexing differs)."""
-    weak = {o.any_stride() for o in options(a) + options(b) if isinstance(o, ArrayType)}
+    """`a` and `b`, with array types that differ only in the unit-stride promise
+    replaced by the weaker type (the values are represented alike, so only the
+    compiled indexing differs)."""
+    arrays = {o for o in options(a) + options(b) if isinstance(o, ArrayType)}
+    if len(arrays) < 2 or len({o.any_stride() for o in arrays}) != 1:
+        return a, b
+    weak = next(iter(arrays)).any_stride()
 
     def weaken(t: Type) -> Type:
-        if isinstance(t, ArrayType) and t.unit_stride and t.any_stride() in weak and len(weak) == 1:
-            return t.any_stride()
-        if isinstance(t, UnionType):
-            return union_of([weaken(o) for o in t.options])
-        return t
+        return union_of([weak if isinstance(o, ArrayType) else o for o in options(t)])
 
-    if len(weak) != 1 or len({o for o in options(a) + options(b) if isinstance(o, ArrayType)}) == 1:
-        return a, b
     return weaken(a), weaken(b)
 
 
