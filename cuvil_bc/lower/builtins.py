@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from typing import Callable
 
-from llvmlite import ir
+from llvmlite import binding as _llvm, ir
 
 from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
 from ..typing.types import BOOL, FLOAT, INT, ArrayType, TupleType, Type
@@ -16,12 +16,20 @@ from .numeric import binop, compare, deopt_on_float_error, is_finite, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63
+X86_64 = _llvm.get_process_triple().startswith("x86_64")
 
 
 def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
     """`x` truncated towards zero, as int64 (``int(x)``); NaN, infinities and
     ``abs(x) >= 2**63`` deoptimise (-2**63 itself too: one compare, not two)."""
     b = em.builder
+    if X86_64:
+        # cvttsd2si answers -2**63 for NaN and out-of-range values (defined, unlike
+        # fptosi): one integer compare of the result replaces a float range test.
+        vec = b.insert_element(ir.Constant(ir.VectorType(F64, 2), None), x, ir.Constant(I32, 0))
+        n = em.intrinsic("llvm.x86.sse2.cvttsd2si64", I64, [vec])
+        em.deopt_if(b.icmp_signed("==", n, em.i64(-(2**63))))
+        return n
     em.deopt_if(b.not_(b.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(TWO63))))
     if em.strip is not None:  # the guard only sets a flag: stay defined for any x
         return em.intrinsic("llvm.fptosi.sat.i64.f64", I64, [x])

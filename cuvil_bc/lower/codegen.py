@@ -146,6 +146,11 @@ class FunctionLowering:
         ):
             self.em.prepare_warnings()
         self.em.builder.position_at_end(self.em.alloca_block)
+        for a, llarg in zip(self.fn.args, self.llfn.args):
+            if isinstance(a.type, ArrayType):  # lengths are >= 0: `0 <= i < n` is one test
+                for k in range(a.type.ndim):
+                    n = self.em.builder.extract_value(llarg, 1 + k)
+                    self.em.intrinsic("llvm.assume", ir.VoidType(), [self.em.builder.icmp_signed(">=", n, self.em.i64(0))])
         if self.calls_python_functions():
             self.em.line = self.fn.firstlineno
             if self.fn.writes:
