@@ -387,7 +387,7 @@ class FunctionLowering:
             raise AssertionError(f"cannot lower {type(op).__name__}")
         self.values[op] = val
         if dead_end:  # nothing consumes it: it tests itself
-            em.warn_if(numeric_not_finite(em, val))
+            em.warn_if_not_finite(val)
 
     def call(self, op: O.Call, operands: list[Typed], t: Type) -> ir.Value:
         import types as pytypes
@@ -598,7 +598,7 @@ class FunctionLowering:
             total = plain[0]
             for val in plain[1:]:
                 total = em.builder.fadd(total, val)
-            em.warn_if(numeric_not_finite(em, total))
+            em.warn_if_not_finite(total)
 
     def checkpoint_between(self, first: O.Op, later: O.Op) -> bool:
         """Whether a resume point lies between two ops of one block: a deopt at `later`

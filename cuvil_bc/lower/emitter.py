@@ -48,6 +48,7 @@ class Emitter:
         self.precise = False
         self.resume: object = None
         self.warned: ir.Value | None = None  # the deferred-warning flag (warn_if)
+        self.unfinite: ir.Value | None = None  # NaN once a deferred test saw a non-finite value
         #: Called on a deopt path with the values the resume state hands over, to
         #: release the other array references held there (codegen, refcount.py).
         self.on_deopt: Callable[[set[object]], None] | None = None
@@ -150,18 +151,36 @@ class Emitter:
         assert self.warned is not None, "prepare_warnings() first: returns test the flag"
         self.builder.store(self.builder.or_(self.builder.load(self.warned), maybe), self.warned)
 
+    def warn_if_not_finite(self, x: ir.Value) -> None:
+        """`warn_if` x is an infinity or NaN. Deferred, this stays in floating point:
+        ``x - x`` is 0.0 for a finite x and NaN otherwise, and adding it to a
+        NaN-sticky accumulator (`unfinite`) costs two float ops, not a move to the
+        integer unit, a compare and an or."""
+        if self.precise:
+            from .numeric import not_finite
+
+            self.warn_if(not_finite(self, x))
+            return
+        assert self.unfinite is not None, "prepare_warnings() first: returns test the flag"
+        b = self.builder
+        b.store(b.fadd(b.load(self.unfinite), b.fsub(x, x)), self.unfinite)
+
     def prepare_warnings(self) -> None:
         """Create the deferred-warning flag (before any block is lowered, so that every
         return tests it, whatever order the blocks are lowered in)."""
         self.warned = self.alloca(I1)
+        self.unfinite = self.alloca(F64)
         with self.builder.goto_block(self.alloca_block):
-            self.builder.position_after(self.warned)  # type: ignore[arg-type]
+            self.builder.position_after(self.warned)  # type: ignore[arg-type] (the later alloca)
             self.builder.store(ir.Constant(I1, 0), self.warned)
+            self.builder.store(ir.Constant(F64, 0.0), self.unfinite)
 
     def deopt_if_warned(self) -> None:
         """Before returning: hand the call to CPython if a deferred warning is due."""
         if self.warned is not None:
-            self.deopt_if(self.builder.load(self.warned))
+            b = self.builder
+            nan = b.fcmp_unordered("uno", b.load(self.unfinite), b.load(self.unfinite))
+            self.deopt_if(b.or_(b.load(self.warned), nan))
 
     def deopt_if_refined(self, maybe: ir.Value, precise: Callable[[], ir.Value]) -> None:
         """Deoptimise when `precise()` holds, testing it only when the cheap filter

@@ -387,7 +387,7 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         # Python's float lowering of + - * has no guard of its own: the value is
         # NumPy's, only the warning may be due (deferred: Emitter.warn_if).
         if check != "none":
-            em.warn_if(not_finite(em, val))
+            em.warn_if_not_finite(val)
     elif result == NP_F64 and check == "conservative":
         em.deopt_if(not_finite(em, val))
     elif result == NP_F64 and check == "precise":
