@@ -102,6 +102,7 @@ class Dispatcher:
             "_generic": self._call_generic,
             "_deopt": lambda args: self._deopt(args, self._last_line),
             "_take": self._take,
+            "_counts": self._counts,
         }
         self.function = self._make_function()
         for sig in signatures or ():
@@ -215,14 +216,15 @@ class Dispatcher:
 
     def _regenerate(self) -> None:
         """Swap in fast-path code for the current native specialisations."""
-        from .fastpath import can_generate, fast_source
+        from .fastpath import can_generate, direct_supported, fast_source
 
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
         if not can_generate(self.py_func):
             return
         fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None]
+        direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)]
         ns: dict[str, Any] = {}
-        source = fast_source(self.py_func, fast, self._guards, ns, self._defaults)
+        source = fast_source(self.py_func, fast, self._guards, ns, self._defaults, direct)
         self._ns.update(ns)
         exec(source, self._ns)
         new = self._ns.pop("_cb_entry")

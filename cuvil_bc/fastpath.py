@@ -37,7 +37,7 @@ import types as pytypes
 from typing import Any
 
 from .typing.specialize import MISSING as ABSENT
-from .typing.types import BOOL, FLOAT, INT, Type
+from .typing.types import BOOL, FLOAT, INT, ArrayType, Type
 
 MISSING = object()
 _PYTYPE: dict[Type, type] = {INT: int, FLOAT: float, BOOL: bool}
@@ -58,12 +58,15 @@ def fast_source(
     guards: list[Any],
     ns: dict[str, Any],
     defaults: tuple[Any, ...] | None,
+    direct: list[tuple[tuple[Type, ...], Any]] = [],
 ) -> str:
     """Source of the fast path; fills `ns` with the objects it refers to.
 
     `natives` holds (argtypes, return type, cffi trampoline, its target) per fast
     specialisation; `guards` the global guards that every call must check; `defaults`
-    the defaults to bind, checked on every call to still be the function's.
+    the defaults to bind, checked on every call to still be the function's; `direct`
+    (argtypes, `dispatcher._Native`) per array specialisation called without the
+    generic path (see `direct_supported`).
     """
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
@@ -105,8 +108,70 @@ def fast_source(
         lines.append(f"        if {sentinel} and _take():")
         lines.append(f"            return _deopt({args})")
         lines.append("        return r != 0" if ret == BOOL else "        return r")
+    for s, (argtypes, native) in enumerate(direct):
+        lines.extend(_direct_call(s, params, argtypes, native, ns, args))
     lines.append(f"    return _generic({args}, {{}})")
     return "\n".join(lines) + "\n"
+
+
+def direct_supported(argtypes: tuple[Type, ...], calls_python: bool) -> bool:
+    """Signatures whose calls the fast path makes through the cffi entry point itself:
+    writeable unit-stride arrays (a C-contiguous array's buffer is its data pointer)
+    with int, float and bool scalars, and no calls to Python functions (whose depth
+    budget only the generic path computes)."""
+    arrays = [t for t in argtypes if isinstance(t, ArrayType)]
+    return (
+        bool(arrays)
+        and not calls_python
+        and all(t.unit_stride and not t.readonly for t in arrays)
+        and all(t in _PYTYPE or isinstance(t, ArrayType) for t in argtypes)
+    )
+
+
+def _direct_call(s: int, params: list[str], argtypes: tuple[Type, ...], native: Any, ns: dict[str, Any], args: str) -> list[str]:
+    """The fast path of one array signature: the same steps as `Dispatcher._call_generic`
+    with the key computed from what the call needs anyway. ``ffi.from_buffer`` (with
+    `require_writable`) succeeds only for a writeable C-contiguous array, whose last
+    stride is then its itemsize unless it has no elements: that is tested too."""
+    import numpy
+
+    ns["_nd"], ns["_fb"] = numpy.ndarray, native.ffi.from_buffer
+    ns[f"_c{s}"], ns[f"_l{s}"], ns[f"_b{s}"] = native.cfunc, native.local, native.box
+    checks, flat, unit = [], [], []
+    for i, (p, t) in enumerate(zip(params, argtypes)):
+        if isinstance(t, ArrayType):
+            ns[f"_d{s}_{i}"] = numpy.dtype(t.dtype)
+            checks.append(f"type({p}) is _nd and {p}.dtype is _d{s}_{i}")
+            shape = [f"_n{i}_{k}" for k in range(t.ndim)]
+            strides = [f"_s{i}_{k}" for k in range(t.ndim)]
+            flat += [f"_fb({p}, require_writable=True)"] + shape + strides
+            unit.append(f"({strides[-1]} == {ns[f'_d{s}_{i}'].itemsize} or {shape[-1]} <= 1)")
+        else:
+            ns[f"_t{s}_{i}"] = _PYTYPE[t]
+            checks.append(f"type({p}) is _t{s}_{i}")
+            flat.append(p)
+    unpack = []
+    for i, (p, t) in enumerate(zip(params, argtypes)):
+        if isinstance(t, ArrayType):
+            unpack.append(f"{''.join(f'_n{i}_{k}, ' for k in range(t.ndim))}= {p}.shape")
+            unpack.append(f"{''.join(f'_s{i}_{k}, ' for k in range(t.ndim))}= {p}.strides")
+    lines = [f"    if {' and '.join(checks)}:"]
+    lines.append("        try:")
+    lines += [f"            {u}" for u in unpack]  # a wrong number of dimensions raises
+    lines.append(f"            _o = _l{s}.buf")
+    lines.append("        except (AttributeError, ValueError):")
+    lines.append(f"            return _generic({args}, {{}})")
+    lines.append(f"        if {' and '.join(unit)}:")
+    lines.append("            try:")
+    lines.append(f"                _st = _c{s}(0, {', '.join(flat)}, _o)")
+    lines.append("            except (BufferError, OverflowError, TypeError, ValueError):")
+    lines.append(f"                return _generic({args}, {{}})  # not C-contiguous, read-only, an int beyond int64")
+    lines.append("            if _st:")
+    lines.append("                _take()")
+    lines.append(f"                return _deopt({args})")
+    lines.append("            _counts['native_calls'] += 1")
+    lines.append(f"            return _b{s}(_o, {args})")
+    return lines
 
 
 def _given(names: tuple[str, ...], values: tuple[Any, ...], more: tuple[Any, ...]) -> tuple[tuple[Any, ...], dict[str, Any]]:
