@@ -378,3 +378,63 @@ def test_ndarray_subclasses_run_in_cpython() -> None:
     assert repr(f(matrix)) == repr(f.py_func(matrix))
     check(f, np.arange(3.0))
     assert native_ran(f)
+
+
+TWINS = build(
+    """
+def f(a, b):
+    total = 0
+    acc = 0.0
+    low = 1
+    for i in range(len(a)):
+        total = (total + a[i]) % 1000003
+        low = a[i] - low if a[i] > low else low * a[i]
+        acc = acc * 0.5 + b[i]
+        if b[i] >= acc:
+            acc = b[i] / 3.0 - acc
+    return total, low, acc
+"""
+)
+
+
+def test_python_scalars_that_become_numpy_scalars() -> None:
+    # total, low and acc start as Python scalars and turn into np.int64/np.float64 on
+    # the first iteration: ops between them and array elements are NumPy's whatever
+    # the current type, and a loop that does not run returns the Python scalars.
+    check(TWINS, np.arange(5), np.linspace(-1.0, 1.0, 5))
+    check(TWINS, np.arange(0), np.arange(0.0))  # (0, 1, 0.0): Python scalars
+    check(TWINS, np.array([2**62, 2**62, -(2**63)]), np.array([1e308, 1e308, -np.inf]))  # wraps, overflows: warnings
+    equivalent(TWINS, st.tuples(arrays("int64", max_dims=1), arrays("float64", max_dims=1)), max_examples=150)
+    assert native_ran(TWINS)
+
+
+COUNTERS = build(
+    """
+def f(a, start):
+    up = 0
+    down = 5
+    mixed = -3
+    other = start
+    for i in range(len(a)):
+        if a[i] > 0:
+            up += 1
+            other += 1
+        elif a[i] < 0:
+            down -= 1
+            mixed += 1
+        else:
+            mixed -= 1
+    return up, down, mixed, other
+"""
+)
+
+
+def test_counters_and_a_count_from_an_argument() -> None:
+    # up, down and mixed step by one from small constants: no overflow test. `other`
+    # starts at an argument, so its steps are tested: near 2**63 CPython's result is a
+    # Python int beyond int64, which native code must not wrap.
+    check(COUNTERS, np.array([1, -1, 0, 2, 3]), 0)
+    check(COUNTERS, np.array([1, 1, 1]), 2**63 - 2)
+    check(COUNTERS, np.array([1, -1, 1]), -(2**63))
+    equivalent(COUNTERS, st.tuples(arrays("int64", max_dims=1), st.integers(-(2**63), 2**63 - 1)), max_examples=100)
+    assert native_ran(COUNTERS)

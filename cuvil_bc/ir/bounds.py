@@ -126,6 +126,34 @@ def cannot_overflow(op: O.BinOp) -> bool:
     return off + d <= 1 if arr is not None else off + d - 1 <= 2**63 - 1
 
 
+def counts_by_one(op: O.BinOp) -> bool:
+    """Whether ``x + 1`` (``x - 1``) steps a counter: `x` is a phi whose values are
+    only small constants, phis of the same kind, and steps of 1 of such values
+    (``count = 0`` ... ``count += 1``). Starting within 2**32 of zero, such a counter
+    reaches the int64 limits only after more than 2**62 executed steps, centuries of
+    computing, so the step needs no overflow test."""
+    if op.op not in ("+", "-") or _const_int(op.rhs) != 1:
+        return False
+    seen: set[O.Value] = set()
+    work: list[O.Value] = [op.lhs]
+    while work:
+        v = work.pop()
+        if v in seen:
+            continue
+        seen.add(v)
+        c = _const_int(v)
+        if c is not None:
+            if abs(c) > 2**32:
+                return False
+        elif isinstance(v, O.Phi):
+            work.extend(v.operands())
+        elif isinstance(v, O.BinOp) and v.op in ("+", "-") and _const_int(v.rhs) == 1:
+            work.append(v.lhs)
+        else:
+            return False
+    return isinstance(op.lhs, O.Phi)
+
+
 def remainder_is_wrap(op: O.BinOp) -> bool:
     """Whether int ``x % n`` is ``0 if x == n else x``: `n` is an extent and `x` lies
     in ``[0, n]`` (``(i + 1) % n`` for the item ``i`` of ``range(n)``). Such an `x`
