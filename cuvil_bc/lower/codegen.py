@@ -142,7 +142,7 @@ class FunctionLowering:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
         if not self.fn.writes and any(
-            isinstance(op, O.BinOp) and op.type is not None and NP_F64 in options(op.type) for op in self.fn.ops()
+            isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)) for op in self.fn.ops()
         ):
             self.em.prepare_warnings()
         self.em.builder.position_at_end(self.em.alloca_block)

@@ -11,7 +11,7 @@ import math
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -381,6 +381,15 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     if isinstance(result, NpScalar) and result.narrow:
         return narrow_binop(em, op, a, c, result)
     plain = base(result)
+    if result == NP_I64 and op in _WRAPPING and not em.precise and em.warned is not None:
+        # NumPy wraps and warns: in a function that only reads, the wrapped value is
+        # NumPy's, only the warning is due (deferred: Emitter.warn_if). The loop then
+        # keeps a single exit, which LLVM unrolls.
+        pair = em.intrinsic(
+            f"llvm.{_WRAPPING[op]}.with.overflow.i64", ir.LiteralStructType([I64, I1]), [em.as_int(_plain(a)), em.as_int(_plain(c))]
+        )
+        em.warn_if(em.builder.extract_value(pair, 1))
+        return em.builder.extract_value(pair, 0), result
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
     check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
     if result == NP_F64 and op in ("+", "-", "*") and not em.precise:
@@ -393,6 +402,9 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     elif result == NP_F64 and check == "precise":
         deopt_on_float_error(em, val, [em.as_float(a), em.as_float(c)])
     return val, result
+
+
+_WRAPPING = {"+": "sadd", "-": "ssub", "*": "smul"}
 
 
 def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
