@@ -10,6 +10,7 @@ IndexError), and the arrays after the call, in every layout a caller can pass
 from __future__ import annotations
 
 import math
+import platform
 
 import numpy as np
 import pytest
@@ -438,3 +439,36 @@ def test_counters_and_a_count_from_an_argument() -> None:
     check(COUNTERS, np.array([1, -1, 1]), -(2**63))
     equivalent(COUNTERS, st.tuples(arrays("int64", max_dims=1), st.integers(-(2**63), 2**63 - 1)), max_examples=100)
     assert native_ran(COUNTERS)
+
+
+STENCIL_SUM = build(
+    """
+def f(m):
+    n, k = m.shape
+    e = 0.0
+    for i in range(1, n - 1):
+        for j in range(1, k - 1):
+            d = m[i - 1, j] + m[i + 1, j] + m[i, j - 1] + m[i, j + 1] - 4.0 * m[i, j]
+            e += d * d
+    return e
+"""
+)
+
+
+def test_vectorized_sums_keep_cpythons_order() -> None:
+    # Loops that sum floats run in vectors with the sum's adds kept in order
+    # (lower/jit.py, ordered reductions): the result must be CPython's to the bit, on
+    # data where another order of the adds gives another result.
+    rng = np.random.default_rng(7)
+    m = rng.standard_normal((40, 300)) * 10.0 ** rng.integers(-6, 7, (40, 300))
+    d = m[:-2, 1:-1] + m[2:, 1:-1] + m[1:-1, :-2] + m[1:-1, 2:] - 4.0 * m[1:-1, 1:-1]
+    terms = (d * d).ravel()
+    assert float(np.sum(terms)) != STENCIL_SUM.py_func(m)  # pairwise order differs
+    check(STENCIL_SUM, m)
+    check(STENCIL_SUM, np.asfortranarray(m))
+    check(STENCIL_SUM, m[:, ::-1])
+    m[17, 200] = np.inf  # a warning, deferred to the end of the call
+    check(STENCIL_SUM, m)
+    assert native_ran(STENCIL_SUM)
+    if platform.machine() in ("x86_64", "AMD64"):
+        assert "vaddsd" in STENCIL_SUM.inspect_asm() and "ymm" in STENCIL_SUM.inspect_asm(), "the loop should be vectorized"

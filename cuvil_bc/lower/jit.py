@@ -6,8 +6,10 @@ compiled earlier by its symbol name.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
+from typing import Iterator
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -46,7 +48,8 @@ class JIT:
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=2)
         pb = llvm.create_pass_builder(self.tm, pto)
-        pb.getModulePassManager().run(mod, pb)
+        with _ordered_reductions():
+            pb.getModulePassManager().run(mod, pb)
         _check_externals(mod, self.defined)
         optimized = str(mod)
         with _lock:
@@ -65,6 +68,37 @@ class JIT:
         if not addr:
             raise AssertionError(f"JIT has no symbol {name}")
         return addr
+
+
+#: LLVM vectorizes a loop that sums floats only where it may reorder the sum, unless
+#: it may keep the sum's adds in order ("ordered reductions": each vector of terms is
+#: added one lane after another, so the result is bit for bit the sequential one)
+#: while the rest of the loop runs in vectors. On x86-64 that is off by default, and
+#: only a process-wide option turns it on: it is on while this JIT optimises a module
+#: (and only then, so other users of llvmlite in the process, such as Numba, keep
+#: their own behaviour). A sum of squared stencil values then runs ~1.3x faster.
+_SWITCH_ORDERED = llvm.get_process_triple().startswith("x86_64")
+_ordered_lock = threading.Lock()
+_ordered_users = 0
+
+
+@contextlib.contextmanager
+def _ordered_reductions() -> Iterator[None]:
+    global _ordered_users
+    if not _SWITCH_ORDERED:
+        yield
+        return
+    with _ordered_lock:
+        if _ordered_users == 0:
+            llvm.set_option("", "-force-ordered-reductions=true")
+        _ordered_users += 1
+    try:
+        yield
+    finally:
+        with _ordered_lock:
+            _ordered_users -= 1
+            if _ordered_users == 0:
+                llvm.set_option("", "-force-ordered-reductions=false")
 
 
 def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
