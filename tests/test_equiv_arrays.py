@@ -398,6 +398,17 @@ def f(a, b):
 )
 
 
+TWINS_FROM_ARGUMENTS = build(
+    """
+def f(a, b, total, acc):
+    for i in range(len(a)):
+        total = total * 3 + a[i]
+        acc = b[i] - acc / 2.0
+    return total, acc
+"""
+)
+
+
 def test_python_scalars_that_become_numpy_scalars() -> None:
     # total, low and acc start as Python scalars and turn into np.int64/np.float64 on
     # the first iteration: ops between them and array elements are NumPy's whatever
@@ -407,6 +418,14 @@ def test_python_scalars_that_become_numpy_scalars() -> None:
     check(TWINS, np.array([2**62, 2**62, -(2**63)]), np.array([1e308, 1e308, -np.inf]))  # wraps, overflows: warnings
     equivalent(TWINS, st.tuples(arrays("int64", max_dims=1), arrays("float64", max_dims=1)), max_examples=150)
     assert native_ran(TWINS)
+    check(TWINS_FROM_ARGUMENTS, np.arange(4), np.linspace(0.0, 1.0, 4), 7, 2.5)
+    check(TWINS_FROM_ARGUMENTS, np.arange(0), np.arange(0.0), 7, 2.5)  # the Python scalars
+    equivalent(
+        TWINS_FROM_ARGUMENTS,
+        st.tuples(arrays("int64", max_dims=1), arrays("float64", max_dims=1), st.integers(-(2**40), 2**40), st.floats()),
+        max_examples=100,
+    )
+    assert native_ran(TWINS_FROM_ARGUMENTS)
 
 
 COUNTERS = build(

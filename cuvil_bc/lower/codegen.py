@@ -398,17 +398,16 @@ class FunctionLowering:
         tag: NumPy converts the Python scalar, which always fits. Such an operand
         becomes the NumPy value (a select between the members), so the op is lowered
         once instead of once per tag: ``total = 0`` before ``total = total + a[i]``
-        costs no branch per iteration."""
+        costs nothing per iteration. Both members of such a union hold its value
+        (`Emitter.coerce` builds every union value), so the NumPy member is read
+        whatever the tag."""
         if len(operands) != 2:
             return operands
         out = list(operands)
         for k in (0, 1):
             (val, t), (_, other) = operands[k], operands[1 - k]
             if isinstance(t, UnionType) and other in _WEAK and set(t.options) == {_WEAK[other], other}:
-                weak = t.options.index(_WEAK[other])
-                b = self.em.builder
-                is_weak = b.icmp_unsigned("==", b.extract_value(val, 0), ir.Constant(I8, weak))
-                out[k] = (b.select(is_weak, b.extract_value(val, weak + 1), b.extract_value(val, 2 - weak)), other)
+                out[k] = (self.em.builder.extract_value(val, t.options.index(other) + 1), other)
         return out
 
     def call(self, op: O.Call, operands: list[Typed], t: Type) -> ir.Value:

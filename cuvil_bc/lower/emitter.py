@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Callable
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, ArrayType, TupleType, Type, UnionType, base, options
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, llvm_type
 from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
 
@@ -256,7 +256,14 @@ class Emitter:
             k = dst.options.index(src)
             out = ir.Constant(llvm_type(dst), ir.Undefined)
             out = self.builder.insert_value(out, ir.Constant(I8, k), 0)
-            return self.builder.insert_value(out, val, k + 1)
+            for j, opt in enumerate(dst.options):
+                # A Python int (float) and its NumPy twin hold the same value the same
+                # way: both members carry it, whatever the tag, and `codegen.weak_twins`
+                # reads the NumPy one without testing the tag. (Every union value is
+                # built here, or is a phi of values built here.)
+                if j == k or {opt, src} in _TWINS:
+                    out = self.builder.insert_value(out, val, j + 1)
+            return out
         if isinstance(src, UnionType):
             return self.split([(val, src)], dst, lambda vs: vs[0])
         if isinstance(src, TupleType) and isinstance(dst, TupleType) and len(src.items) == len(dst.items):
@@ -300,5 +307,7 @@ class Emitter:
     def select_typed(self, cond: ir.Value, a: Typed, b: Typed, result: Type) -> ir.Value:
         return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
 
+
+_TWINS = [{INT, NP_I64}, {FLOAT, NP_F64}]
 
 __all__ = ["Emitter", "Typed", "DEOPT", "options"]
