@@ -27,7 +27,7 @@ from ..typing.types import (
 from ..typing.creation import creator_name
 from . import arrays, refcount, strips
 from .builtins import LOWERINGS
-from .emitter import Emitter, Typed
+from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
@@ -395,18 +395,16 @@ class FunctionLowering:
     def weak_twins(self, operands: list[Typed]) -> list[Typed]:
         """A binary op between an ``int | np.int64`` (``float | np.float64``) and an
         np.int64 (np.float64) is NumPy's op on two np.int64 (np.float64) whichever the
-        tag: NumPy converts the Python scalar, which always fits. Such an operand
-        becomes the NumPy value (a select between the members), so the op is lowered
-        once instead of once per tag: ``total = 0`` before ``total = total + a[i]``
-        costs nothing per iteration. Both members of such a union hold its value
-        (`Emitter.coerce` builds every union value), so the NumPy member is read
-        whatever the tag."""
+        tag: NumPy converts the Python scalar, which always fits. Both members of such
+        a union hold its value (`Emitter.coerce` builds every union value), so the op
+        reads the NumPy member whatever the tag and is lowered once instead of once per
+        tag: ``total = 0`` before ``total = total + a[i]`` costs nothing per iteration."""
         if len(operands) != 2:
             return operands
         out = list(operands)
         for k in (0, 1):
             (val, t), (_, other) = operands[k], operands[1 - k]
-            if isinstance(t, UnionType) and other in _WEAK and set(t.options) == {_WEAK[other], other}:
+            if isinstance(t, UnionType) and other in WEAK_TWIN and set(t.options) == {WEAK_TWIN[other], other}:
                 out[k] = (self.em.builder.extract_value(val, t.options.index(other) + 1), other)
         return out
 
@@ -1202,9 +1200,6 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     b.ret(status)
     return name
 
-
-#: The NumPy scalars whose ops take a Python scalar (the weak twin) as their own type.
-_WEAK: dict[Type, Type] = {NP_I64: INT, NP_F64: FLOAT}
 
 __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
 

@@ -171,7 +171,7 @@ class Emitter:
         self.warned = self.alloca(I1)
         self.unfinite = self.alloca(F64)
         with self.builder.goto_block(self.alloca_block):
-            self.builder.position_after(self.warned)  # type: ignore[arg-type] (the later alloca)
+            self.builder.position_after(self.warned)  # type: ignore[arg-type]  # (the later alloca)
             self.builder.store(ir.Constant(I1, 0), self.warned)
             self.builder.store(ir.Constant(F64, 0.0), self.unfinite)
 
@@ -179,8 +179,8 @@ class Emitter:
         """Before returning: hand the call to CPython if a deferred warning is due."""
         if self.warned is not None:
             b = self.builder
-            nan = b.fcmp_unordered("uno", b.load(self.unfinite), b.load(self.unfinite))
-            self.deopt_if(b.or_(b.load(self.warned), nan))
+            unfinite = b.load(self.unfinite)
+            self.deopt_if(b.or_(b.load(self.warned), b.fcmp_unordered("uno", unfinite, unfinite)))
 
     def deopt_if_refined(self, maybe: ir.Value, precise: Callable[[], ir.Value]) -> None:
         """Deoptimise when `precise()` holds, testing it only when the cheap filter
@@ -261,7 +261,7 @@ class Emitter:
                 # way: both members carry it, whatever the tag, and `codegen.weak_twins`
                 # reads the NumPy one without testing the tag. (Every union value is
                 # built here, or is a phi of values built here.)
-                if j == k or {opt, src} in _TWINS:
+                if j == k or WEAK_TWIN.get(opt) == src or WEAK_TWIN.get(src) == opt:
                     out = self.builder.insert_value(out, val, j + 1)
             return out
         if isinstance(src, UnionType):
@@ -308,6 +308,8 @@ class Emitter:
         return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
 
 
-_TWINS = [{INT, NP_I64}, {FLOAT, NP_F64}]
+#: The NumPy scalars whose ops take a Python scalar (their weak twin) as their own
+#: type, and which hold its value the same way (see `coerce`, `codegen.weak_twins`).
+WEAK_TWIN: dict[Type, Type] = {NP_I64: INT, NP_F64: FLOAT}
 
 __all__ = ["Emitter", "Typed", "DEOPT", "options"]
