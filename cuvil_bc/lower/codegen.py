@@ -130,7 +130,7 @@ class FunctionLowering:
         self.em.held_key = lambda: tuple(id(v) for v in self.held)
         # Innermost loops that also run in exit-free strips (strips.py), by header.
         preds = fn.predecessors()
-        self.strips = {h: body for h in fn.blocks if (body := strips.strip_body(fn, h, preds)) is not None}
+        self.strips = {h: plan for h in fn.blocks if (plan := strips.strip_body(fn, h, preds)) is not None}
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
 
     def run(self) -> ir.Function:
@@ -514,6 +514,8 @@ class FunctionLowering:
         consumers test (`consumer_checks`)."""
         if not self.fn.writes:
             return "none" if _chains(op) else "precise"
+        if self.em.strip is not None and op in self.em.strip.absorbed:
+            return "none"  # tested once, at the end of the strip (strips.absorbed_ops)
         if not (_chains(op) or _divides(op)):
             return "precise"
         if self.covered(op):
@@ -717,7 +719,7 @@ class FunctionLowering:
         assert isinstance(t, ArrayType)
         ptr = self.element_pointer(array, index, op)
         if em.strip is not None:
-            em.strip.log(ptr, t.dtype, op)
+            ptr = em.strip.log(ptr, t.dtype, op)
 
         def store(vs: list[Typed]) -> Typed:
             arrays.store_element(em, ptr, t.dtype, vs[0])  # type: ignore[union-attr]

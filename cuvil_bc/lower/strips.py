@@ -31,6 +31,7 @@ recurrence does not vectorize, and the log would only cost).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from llvmlite import ir
@@ -39,7 +40,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.signatures import lookup
-from ..typing.types import ITEMSIZE, RANGE_ITER, ArrayType
+from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType
 from . import refcount
 from .arrays import storage_type
 from .ltypes import I1, I32, I64
@@ -54,14 +55,34 @@ if TYPE_CHECKING:
 #: only one such frame is ever on the stack.
 STRIP = 256
 
+#: Iterations per buffered strip (a loop with a recurrence): its stores wait in
+#: registers, and the strip is lowered unrolled, so it must be short.
+SHORT = 8
+SHORT_BODY_OPS = 40
+
 #: Calls that may appear in a strip: their lowerings guard only with `deopt_if`.
 _CALLS = frozenset({"abs", "min", "max", "float", "int", "math.sqrt", "math.fabs", "math.floor", "math.ceil", "math.trunc"})
 _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
 
 
-def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> BasicBlock | None:
-    """The body block of the innermost loop headed by `header`, when it can run in
-    strips; None otherwise."""
+@dataclass(frozen=True)
+class StripPlan:
+    """How the innermost loop with this body runs in strips. `buffered` (a loop with a
+    recurrence): strips of exactly `SHORT` iterations, lowered unrolled, whose stores
+    wait in registers until the strip has succeeded; `reads` and `writes` are the
+    arrays its body reads and writes (none is both), which must not overlap at run
+    time; `absorbed` are the float ops of the recurrence whose warning test is one
+    test of their last value (see `absorbed_ops`)."""
+
+    body: BasicBlock
+    buffered: bool = False
+    absorbed: frozenset[O.Op] = frozenset()
+    reads: tuple[O.Value, ...] = ()
+    writes: tuple[O.Value, ...] = ()
+
+
+def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> StripPlan | None:
+    """How the innermost loop headed by `header` runs in strips; None when it cannot."""
     term = header.terminator
     if not fn.writes or not isinstance(term, O.ForIter) or value_type(term.iterator) != RANGE_ITER:
         return None
@@ -89,13 +110,47 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
             stores += 1
     if stores == 0:
         return None
-    # No recurrence: a loop-carried value other than the loop variable would not
-    # vectorize (a float sum) or not without its overflow test (an int one).
     phis = set(header.phis())
-    for phi in phis:
-        if refcount.holds_array(phi.type) or _depends_on(phi.value_for(body), phis, body):
-            return None
-    return body
+    if any(refcount.holds_array(phi.type) for phi in phis):
+        return None
+    if not any(_depends_on(phi.value_for(body), phis, body) for phi in phis):
+        return StripPlan(body)
+    # A recurrence (``acc += a[i]``) does not vectorize: it runs in short buffered
+    # strips, if no array is both read and written in the body (a read must not miss
+    # a store still waiting in the buffer; other arrays are tested at run time).
+    reads = tuple(dict.fromkeys(op.obj for op in body.ops if isinstance(op, O.Subscript)))
+    writes = tuple(dict.fromkeys(op.obj for op in body.ops if isinstance(op, O.StoreItem)))
+    if set(reads) & set(writes) or len(body.ops) > SHORT_BODY_OPS:
+        return None
+    return StripPlan(body, buffered=True, absorbed=absorbed_ops(header, body), reads=reads, writes=writes)
+
+
+def absorbed_ops(header: BasicBlock, body: BasicBlock) -> frozenset[O.Op]:
+    """The float ``+ - *`` ops on a recurrence's cycle made only of such ops (``acc +=
+    a[i]``, ``acc = acc * r + x``). An infinity or NaN survives ``+ - *``, so once such
+    an op's result is non-finite, every later result of every op on the cycle is: if
+    the op's result in the strip's last iteration is finite, none before it was, and
+    it gave no warning anywhere in the strip. One test at the end of the strip
+    replaces one test per iteration."""
+
+    def absorbing(op: O.Value) -> bool:
+        return isinstance(op, O.BinOp) and op.block is body and op.op in ("+", "-", "*") and op.type in (FLOAT, NP_F64)
+
+    found: set[O.Op] = set()
+    for phi in header.phis():
+        reached: set[O.Value] = {phi}  # from the phi, through absorbing ops
+        for op in body.ops:
+            if absorbing(op) and any(v in reached for v in op.operands()):
+                reached.add(op)
+        back: set[O.Value] = set()  # reaching the phi's next value, through absorbing ops
+        stack = [phi.value_for(body)]
+        while stack:
+            v = stack.pop()
+            if absorbing(v) and v not in back:
+                back.add(v)
+                stack.extend(v.operands())  # type: ignore[attr-defined]
+        found |= {v for v in reached & back if isinstance(v, O.Op)}
+    return frozenset(found)
 
 
 def _step_one(iterator: O.Value) -> bool:
@@ -169,9 +224,14 @@ class StripLog:
     """The state of one strip while its body is lowered: the sticky failure flag, a
     scratch slot for out-of-bounds accesses and, per store op, the undo log."""
 
-    def __init__(self, lw: "FunctionLowering", moving: set[O.StoreItem]) -> None:
+    def __init__(self, lw: "FunctionLowering", moving: set[O.StoreItem], plan: StripPlan | None = None) -> None:
         self.em = lw.em
         self.moving = moving  # stores one element further each iteration
+        #: A buffered strip: stores go to `pending` slots, written to the array after
+        #: the strip succeeded (in program order); nothing to undo.
+        self.buffered = plan is not None and plan.buffered
+        self.absorbed = plan.absorbed if plan is not None else frozenset()
+        self.pending: list[tuple[ir.Value, ir.Value]] = []  # (element address, slot)
         self.flag = self.em.alloca(I1)
         self.scratch = self.em.alloca(ir.ArrayType(I64, 2))
         self.t: ir.Value = ir.Constant(I64, 0)  # the iteration within the strip
@@ -197,13 +257,18 @@ class StripLog:
         self.irregular.add(id(out))
         return out
 
-    def log(self, ptr: ir.Value, dtype: str, op: O.StoreItem) -> None:
+    def log(self, ptr: ir.Value, dtype: str, op: O.StoreItem) -> ir.Value:
         """Before the store `op` to `ptr` (an i8*): record the element there and,
         unless its address follows from the last one (a store that moves one element
         per iteration and is never wrapped or redirected: see `irregular`), the
-        address."""
+        address. Returns where to store: `ptr`, or in a buffered strip a slot of its
+        own that `commit` copies to `ptr`."""
         b = self.em.builder
         typ = storage_type(dtype)
+        if self.buffered:
+            slot = self.em.alloca(typ)
+            self.pending.append((ptr, slot))
+            return b.bitcast(slot, ptr.type)
         k = self.next_store
         self.next_store += 1
         if k == len(self.logs):
@@ -220,6 +285,13 @@ class StripLog:
         b.store(old, b.gep(olds, [zero, self.t]))
         if ptrs is not None:
             b.store(ptr, b.gep(ptrs, [zero, self.t]))
+        return ptr
+
+    def commit(self) -> None:
+        """A buffered strip succeeded: write its stores to the arrays, in order."""
+        b = self.em.builder
+        for ptr, slot in self.pending:
+            b.store(b.load(slot), b.bitcast(ptr, slot.type), align=1)
 
     def undo(self, count: ir.Value) -> None:
         """Restore every logged element, last store first."""
@@ -244,10 +316,14 @@ class StripLog:
         b.position_at_end(done)
 
 
-def emit_strips(lw: "FunctionLowering", header: BasicBlock, body: BasicBlock) -> None:
+def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> None:
     """Before the header's ForIter is lowered: run strips of the loop while at least
     one iteration is left and no strip of it failed in this call, then fall through
     to the ordinary ForIter. The builder is in the header, after its checkpoint."""
+    if plan.buffered:
+        emit_buffered_strip(lw, header, plan)
+        return
+    body = plan.body
     em = lw.em
     b = em.builder
     state = lw.get(header.terminator.iterator)[0]  # type: ignore[attr-defined]
@@ -337,3 +413,117 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, body: BasicBlock) ->
     b.position_at_end(skip)
     for phi, value in outer.items():
         lw.values[phi] = value
+
+
+def emit_buffered_strip(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> None:
+    """`emit_strips` for a loop with a recurrence: a strip of exactly `SHORT`
+    iterations, lowered as `SHORT` copies of the body in a row. Its stores go to slots
+    (registers, once LLVM has promoted them) and reach the arrays only when the strip
+    succeeded, so a failed strip has nothing to undo: the ordinary loop redoes it.
+    Delaying a store is only allowed because no array the body reads overlaps one it
+    writes (tested before the strip). The float ops of the recurrence are tested once,
+    at the end (`absorbed_ops`)."""
+    from .numeric import not_finite
+
+    em = lw.em
+    b = em.builder
+    state = lw.get(header.terminator.iterator)[0]  # type: ignore[attr-defined]
+
+    def field(i: int) -> ir.Value:
+        return b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+
+    failed = em.alloca(I1)
+    with b.goto_block(em.alloca_block):
+        b.position_after(failed)  # type: ignore[arg-type]
+        b.store(ir.Constant(I1, 0), failed)
+    go = b.and_(b.icmp_unsigned(">=", b.load(field(2)), em.i64(SHORT)), b.not_(b.load(failed)))
+    pre, run, skip, give_up = em.block("strip.pre"), em.block("strip.short"), em.block("strip.skip"), em.block("strip.undo")
+    b.cbranch(go, pre, skip)
+
+    b.position_at_end(pre)
+    saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
+    log = StripLog(lw, set(), plan)
+    b.store(ir.Constant(I1, 0), log.flag)
+    em.strip = log
+    try:
+        lw.early_bounds_guards(plan.body)
+        log.fail_if(_overlap(lw, plan))
+    finally:
+        em.strip = None
+    b.cbranch(b.load(log.flag), give_up, run)
+
+    b.position_at_end(run)
+    header_phis = [phi for phi, _ in lw.phis if phi.block is header]
+    outer = {phi: lw.values[phi] for phi in header_phis}
+    em.strip = log
+    saved_resume, saved_line = em.resume, em.line
+    try:
+        for _ in range(SHORT):
+            cur = b.load(field(0))  # the ForIter's step
+            b.store(cur, field(3))
+            b.store(b.add(cur, b.load(field(1))), field(0))
+            b.store(b.sub(b.load(field(2)), em.i64(1)), field(2))
+            for op in plan.body.ops[:-1]:
+                if not isinstance(op, O.Checkpoint):
+                    em.line = op.line or lw.fn.firstlineno
+                    lw.lower(op)
+            nexts = [lw.phi_leaves(phi, phi.value_for(plan.body)) for phi in header_phis]
+            for phi, leaves in zip(header_phis, nexts):
+                lw.values[phi] = lw.assemble(phi, leaves)
+        for op in plan.absorbed:
+            log.fail_if(not_finite(em, lw.values[op]))
+    finally:
+        em.strip = None
+        em.resume, em.line = saved_resume, saved_line
+    commit = em.block("strip.commit")
+    b.cbranch(b.load(log.flag), give_up, commit)
+
+    b.position_at_end(commit)
+    log.commit()
+    b.branch(lw.blocks[header])
+    for (phi, leaves), vals in zip([(p, ls) for p, ls in lw.phis if p.block is header], nexts):
+        for leaf, val in zip(leaves, vals):
+            lw.extra_incoming.append((leaf, val, commit))
+
+    b.position_at_end(give_up)  # the ordinary loop runs from the strip's start
+    b.store(ir.Constant(I1, 1), failed)
+    for i, v in saved:
+        b.store(v, field(i))
+    b.branch(skip)
+
+    b.position_at_end(skip)
+    for phi, value in outer.items():
+        lw.values[phi] = value
+
+
+def _overlap(lw: "FunctionLowering", plan: StripPlan) -> ir.Value:
+    """Whether an array the strip reads may share memory with one it writes: their
+    byte ranges intersect (an empty array has none)."""
+    b = lw.em.builder
+    ranges = {v: _byte_range(lw, v) for v in plan.reads + plan.writes}
+    out: ir.Value = ir.Constant(I1, 0)
+    for r in plan.reads:
+        for w in plan.writes:
+            (lo1, hi1), (lo2, hi2) = ranges[r], ranges[w]
+            out = b.or_(out, b.and_(b.icmp_unsigned("<", lo1, hi2), b.icmp_unsigned("<", lo2, hi1)))
+    return out
+
+
+def _byte_range(lw: "FunctionLowering", array: O.Value) -> tuple[ir.Value, ir.Value]:
+    """[lo, hi): the addresses of the array's bytes (lo == hi when it is empty)."""
+    em, b = lw.em, lw.em.builder
+    val, t = lw.get(array)
+    assert isinstance(t, ArrayType)
+    lo = hi = b.extract_value(val, 0)
+    empty: ir.Value = ir.Constant(I1, 0)
+    zero = em.i64(0)
+    for k in range(t.ndim):
+        extent = b.extract_value(val, 1 + k)
+        stride = b.extract_value(val, 1 + t.ndim + k)
+        empty = b.or_(empty, b.icmp_signed("<=", extent, zero))
+        d = b.mul(b.sub(extent, em.i64(1)), stride)
+        negative = b.icmp_signed("<", d, zero)
+        lo = b.add(lo, b.select(negative, d, zero))
+        hi = b.add(hi, b.select(negative, zero, d))
+    hi = b.add(hi, em.i64(ITEMSIZE[t.dtype]))
+    return lo, b.select(empty, lo, hi)
