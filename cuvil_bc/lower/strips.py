@@ -25,8 +25,15 @@ does not try strips again for the rest of the call, so a guard that fails withou
 ordinary loop deoptimising (a conservative test) costs one strip, not one per element.
 
 Only loops whose body is one block of arithmetic, array element reads and element
-stores qualify, without loop-carried values other than the loop variable (a
-recurrence does not vectorize, and the log would only cost).
+stores qualify. A loop with a recurrence (``acc += a[i]; out[i] = acc``) does not
+vectorize, and a log would only cost: it runs in short buffered strips instead
+(`emit_buffered_strip`): `SHORT` iterations lowered in a row, whose stores wait in
+slots (registers, after LLVM's promotion) until the strip has succeeded, so a failed
+strip has nothing to undo. That delays stores past later reads, which is only allowed
+when no array the body reads overlaps one it writes: an array both read and written
+keeps the loop out of strips, and other pairs are tested at run time before each
+strip. The float ``+ - *`` ops on the recurrence's cycle are tested for NumPy's
+warnings once per strip, on their last value (`absorbed_ops`).
 """
 
 from __future__ import annotations
