@@ -1,7 +1,7 @@
 """Loops with a recurrence in writing functions run in short buffered strips
-(cuvil_bc/lower/strips.py, `emit_buffered_strip`): `SHORT` iterations lowered in a
-row, whose stores wait in slots until the strip has succeeded, and whose float
-recurrence is tested once, at the end. Whatever fails where, the result, the warnings,
+(cuvil_bc/lower/strips.py, `StripPlan.buffered`): strips of `SHORT` iterations whose
+stores wait in slots until the strip has succeeded, and whose float recurrence is
+tested once, at the end. Whatever fails where, the result, the warnings,
 the exception and every array's final contents must be CPython's; arrays that overlap
 must not run in such strips at all (a delayed store would be missed by a read).
 
@@ -96,7 +96,18 @@ def f(a, out):
 """
 )
 
-KERNELS = [PREFIX, DECAY, INT_START, HALVING, AHEAD, TWICE]
+# Two arrays written, which may be one: only reads are kept apart from writes, so the
+# strip runs, and its stores must reach memory in the order CPython makes them.
+TWO_OUTPUTS = build(
+    """
+def f(a, out1, out2):
+    acc = 0.0
+    for i in range(len(a)):
+        acc += a[i]
+        out1[i] = acc
+        out2[i] = a[i]
+"""
+)
 
 
 def _runs_short_strips(f, *args) -> bool:  # type: ignore[no-untyped-def]
@@ -113,6 +124,7 @@ def test_kernels_run_in_short_strips() -> None:
     assert _runs_short_strips(HALVING, a, np.zeros(20))
     assert _runs_short_strips(AHEAD, a, np.zeros(21))
     assert _runs_short_strips(TWICE, a, np.zeros(20))
+    assert _runs_short_strips(TWO_OUTPUTS, a, np.zeros(20), np.zeros(20))
 
 
 POSITIONS = list(range(2 * SHORT + 2)) + [5 * SHORT - 1]
@@ -239,6 +251,29 @@ def test_overlapping_arrays_give_cpythons_result() -> None:
         check_with(PREFIX, make)
         check_with(TWICE, make)
     assert native_ran(PREFIX) and native_ran(TWICE)
+
+
+def test_stores_to_one_array_through_two_names() -> None:
+    # out1 is out2, or they overlap shifted by one element either way: the last
+    # store to each element must be the one CPython makes last. (The reads of `a`
+    # are apart from both, so the strips run.)
+    n = 6 * SHORT + 3
+    a = np.linspace(1.0, 2.0, n)
+
+    def same() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        out = np.zeros(n)
+        return a, out, out
+
+    def shifted(k: int):  # type: ignore[no-untyped-def]
+        def make() -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            base = np.zeros(n + 1)
+            return (a, base[1:], base[:-1]) if k > 0 else (a, base[:-1], base[1:])
+
+        return make
+
+    for make in (same, shifted(1), shifted(-1)):
+        check_with(TWO_OUTPUTS, make)
+    assert native_ran(TWO_OUTPUTS) and TWO_OUTPUTS.stats["deopts"] == 0
 
 
 def test_disjoint_views_of_one_buffer() -> None:

@@ -27,9 +27,9 @@ ordinary loop deoptimising (a conservative test) costs one strip, not one per el
 Only loops whose body is one block of arithmetic, array element reads and element
 stores qualify. A loop with a recurrence (``acc += a[i]; out[i] = acc``) does not
 vectorize, and a log would only cost: it runs in short buffered strips instead
-(`emit_buffered_strip`): `SHORT` iterations lowered in a row, whose stores wait in
-slots (registers, after LLVM's promotion) until the strip has succeeded, so a failed
-strip has nothing to undo. That delays stores past later reads, which is only allowed
+(`StripPlan.buffered`): a loop of exactly `SHORT` iterations, which LLVM unrolls,
+whose stores wait in slots (registers, after LLVM's promotion) until the strip has
+succeeded, so a failed strip has nothing to undo. That delays stores past later reads, which is only allowed
 when no array the body reads overlaps one it writes: an array both read and written
 keeps the loop out of strips, and other pairs are tested at run time before each
 strip. The float ``+ - *`` ops on the recurrence's cycle are tested for NumPy's
@@ -63,7 +63,7 @@ if TYPE_CHECKING:
 STRIP = 256
 
 #: Iterations per buffered strip (a loop with a recurrence): its stores wait in
-#: registers, and the strip is lowered unrolled, so it must be short.
+#: registers, which takes a short loop of a constant trip count that LLVM unrolls.
 SHORT = 8
 SHORT_BODY_OPS = 40
 
@@ -75,7 +75,7 @@ _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subs
 @dataclass(frozen=True)
 class StripPlan:
     """How the innermost loop with this body runs in strips. `buffered` (a loop with a
-    recurrence): strips of exactly `SHORT` iterations, lowered unrolled, whose stores
+    recurrence): strips of exactly `SHORT` iterations, which LLVM unrolls, whose stores
     wait in registers until the strip has succeeded; `reads` and `writes` are the
     arrays its body reads and writes (none is both), which must not overlap at run
     time; `absorbed` are the float ops of the recurrence whose warning test is one
@@ -273,9 +273,11 @@ class StripLog:
         b = self.em.builder
         typ = storage_type(dtype)
         if self.buffered:
-            slot = self.em.alloca(typ)
-            self.pending.append((ptr, slot))
-            return b.bitcast(slot, ptr.type)
+            zero = ir.Constant(I32, 0)
+            values, ptrs = self.em.alloca(ir.ArrayType(typ, SHORT)), self.em.alloca(ir.ArrayType(ptr.type, SHORT))
+            self.pending.append((ptrs, values))
+            b.store(ptr, b.gep(ptrs, [zero, self.t]))
+            return b.bitcast(b.gep(values, [zero, self.t]), ptr.type)
         k = self.next_store
         self.next_store += 1
         if k == len(self.logs):
@@ -297,8 +299,11 @@ class StripLog:
     def commit(self) -> None:
         """A buffered strip succeeded: write its stores to the arrays, in order."""
         b = self.em.builder
-        for ptr, slot in self.pending:
-            b.store(b.load(slot), b.bitcast(ptr, slot.type), align=1)
+        for t in range(SHORT):
+            index = [ir.Constant(I32, 0), ir.Constant(I64, t)]
+            for ptrs, values in self.pending:
+                value = b.load(b.gep(values, index))
+                b.store(value, b.bitcast(b.load(b.gep(ptrs, index)), value.type.as_pointer()), align=1)
 
     def undo(self, count: ir.Value) -> None:
         """Restore every logged element, last store first."""
@@ -324,15 +329,22 @@ class StripLog:
 
 
 def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> None:
-    """Before the header's ForIter is lowered: run strips of the loop while at least
-    one iteration is left and no strip of it failed in this call, then fall through
-    to the ordinary ForIter. The builder is in the header, after its checkpoint."""
-    if plan.buffered:
-        emit_buffered_strip(lw, header, plan)
-        return
-    body = plan.body
+    """Before the header's ForIter is lowered: run strips of the loop while enough
+    iterations are left (one; `SHORT` for a buffered strip, which always runs that
+    many) and no strip of it failed in this call, then fall through to the ordinary
+    ForIter. The builder is in the header, after its checkpoint.
+
+    A buffered strip (`plan.buffered`) differs in three ways: it first tests that no
+    array it reads overlaps one it writes (`_overlap`); its stores go to slots that
+    `StripLog.commit` writes to the arrays once the strip has succeeded, instead of
+    being logged and undone; and the float ops of its recurrence are tested once,
+    after the strip (`absorbed_ops`). Its loop has a constant trip count, so LLVM
+    unrolls it and keeps the slots in registers."""
+    from .numeric import not_finite
+
     em = lw.em
     b = em.builder
+    body = plan.body
     state = lw.get(header.terminator.iterator)[0]  # type: ignore[attr-defined]
 
     def field(i: int) -> ir.Value:
@@ -343,14 +355,17 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
         b.position_after(failed)  # type: ignore[arg-type]
         b.store(ir.Constant(I1, 0), failed)
     remaining = b.load(field(2))
-    go = b.and_(b.icmp_unsigned("!=", remaining, em.i64(0)), b.not_(b.load(failed)))
-    pre, skip = em.block("strip.pre"), em.block("strip.skip")
-    b.cbranch(go, pre, skip)
+    enough = b.icmp_unsigned(">=", remaining, em.i64(SHORT if plan.buffered else 1))
+    pre, skip, undo = em.block("strip.pre"), em.block("strip.skip"), em.block("strip.undo")
+    b.cbranch(b.and_(enough, b.not_(b.load(failed))), pre, skip)
 
     b.position_at_end(pre)
-    count = b.select(b.icmp_unsigned("<", remaining, em.i64(STRIP)), remaining, em.i64(STRIP))
+    if plan.buffered:
+        count: ir.Value = em.i64(SHORT)
+    else:
+        count = b.select(b.icmp_unsigned("<", remaining, em.i64(STRIP)), remaining, em.i64(STRIP))
     saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
-    log = StripLog(lw, moving_stores(body))
+    log = StripLog(lw, set() if plan.buffered else moving_stores(body), plan)
     b.store(ir.Constant(I1, 0), log.flag)
     # The body's loop-invariant bounds tests, before the strip: an index they cover
     # is then used unchecked in it, so a failing test must keep the strip from
@@ -358,10 +373,12 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     em.strip = log
     try:
         lw.early_bounds_guards(body)
+        if plan.buffered:
+            log.fail_if(_overlap(lw, plan))
     finally:
         em.strip = None
-    loop = em.block("strip.loop")
-    b.cbranch(b.load(log.flag), skip, loop)
+    loop, refused = em.block("strip.short" if plan.buffered else "strip.loop"), em.block("strip.refused")
+    b.cbranch(b.load(log.flag), refused, loop)
 
     b.position_at_end(loop)
     t = b.phi(I64)
@@ -404,98 +421,30 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     b.cbranch(b.icmp_unsigned("<", t1, count), loop, end)
 
     b.position_at_end(end)
-    undo = em.block("strip.undo")
-    b.cbranch(b.load(log.flag), undo, lw.blocks[header])
+    for op in plan.absorbed:  # its value in the strip's last iteration
+        log.fail_if(not_finite(em, lw.values[op]))
+    checked = b.block
+    done = em.block("strip.commit") if plan.buffered else checked
+    b.cbranch(b.load(log.flag), undo, done if plan.buffered else lw.blocks[header])
+    if plan.buffered:
+        b.position_at_end(done)
+        log.commit()
+        b.branch(lw.blocks[header])
     for (phi, leaves), vals in zip(header_phis, nexts):
         for leaf, val in zip(leaves, vals):
-            lw.extra_incoming.append((leaf, val, end))
+            lw.extra_incoming.append((leaf, val, done))
 
+    # A failed strip: undone if it was logged, the iterator put back, and the
+    # ordinary loop runs from the strip's start. No strip runs again in this call
+    # (nor after one refused before it ran).
     b.position_at_end(undo)
-    b.store(ir.Constant(I1, 1), failed)
-    log.undo(count)
+    if not plan.buffered:
+        log.undo(count)
     for i, v in saved:
         b.store(v, field(i))
-    b.branch(skip)
-
-    b.position_at_end(skip)
-    for phi, value in outer.items():
-        lw.values[phi] = value
-
-
-def emit_buffered_strip(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> None:
-    """`emit_strips` for a loop with a recurrence: a strip of exactly `SHORT`
-    iterations, lowered as `SHORT` copies of the body in a row. Its stores go to slots
-    (registers, once LLVM has promoted them) and reach the arrays only when the strip
-    succeeded, so a failed strip has nothing to undo: the ordinary loop redoes it.
-    Delaying a store is only allowed because no array the body reads overlaps one it
-    writes (tested before the strip). The float ops of the recurrence are tested once,
-    at the end (`absorbed_ops`)."""
-    from .numeric import not_finite
-
-    em = lw.em
-    b = em.builder
-    state = lw.get(header.terminator.iterator)[0]  # type: ignore[attr-defined]
-
-    def field(i: int) -> ir.Value:
-        return b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])
-
-    failed = em.alloca(I1)
-    with b.goto_block(em.alloca_block):
-        b.position_after(failed)  # type: ignore[arg-type]
-        b.store(ir.Constant(I1, 0), failed)
-    go = b.and_(b.icmp_unsigned(">=", b.load(field(2)), em.i64(SHORT)), b.not_(b.load(failed)))
-    pre, run, skip, give_up = em.block("strip.pre"), em.block("strip.short"), em.block("strip.skip"), em.block("strip.undo")
-    b.cbranch(go, pre, skip)
-
-    b.position_at_end(pre)
-    saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
-    log = StripLog(lw, set(), plan)
-    b.store(ir.Constant(I1, 0), log.flag)
-    em.strip = log
-    try:
-        lw.early_bounds_guards(plan.body)
-        log.fail_if(_overlap(lw, plan))
-    finally:
-        em.strip = None
-    b.cbranch(b.load(log.flag), give_up, run)
-
-    b.position_at_end(run)
-    header_phis = [phi for phi, _ in lw.phis if phi.block is header]
-    outer = {phi: lw.values[phi] for phi in header_phis}
-    em.strip = log
-    saved_resume, saved_line = em.resume, em.line
-    try:
-        for _ in range(SHORT):
-            cur = b.load(field(0))  # the ForIter's step
-            b.store(cur, field(3))
-            b.store(b.add(cur, b.load(field(1))), field(0))
-            b.store(b.sub(b.load(field(2)), em.i64(1)), field(2))
-            for op in plan.body.ops[:-1]:
-                if not isinstance(op, O.Checkpoint):
-                    em.line = op.line or lw.fn.firstlineno
-                    lw.lower(op)
-            nexts = [lw.phi_leaves(phi, phi.value_for(plan.body)) for phi in header_phis]
-            for phi, leaves in zip(header_phis, nexts):
-                lw.values[phi] = lw.assemble(phi, leaves)
-        for op in plan.absorbed:
-            log.fail_if(not_finite(em, lw.values[op]))
-    finally:
-        em.strip = None
-        em.resume, em.line = saved_resume, saved_line
-    commit = em.block("strip.commit")
-    b.cbranch(b.load(log.flag), give_up, commit)
-
-    b.position_at_end(commit)
-    log.commit()
-    b.branch(lw.blocks[header])
-    for (phi, leaves), vals in zip([(p, ls) for p, ls in lw.phis if p.block is header], nexts):
-        for leaf, val in zip(leaves, vals):
-            lw.extra_incoming.append((leaf, val, commit))
-
-    b.position_at_end(give_up)  # the ordinary loop runs from the strip's start
+    b.branch(refused)
+    b.position_at_end(refused)
     b.store(ir.Constant(I1, 1), failed)
-    for i, v in saved:
-        b.store(v, field(i))
     b.branch(skip)
 
     b.position_at_end(skip)
