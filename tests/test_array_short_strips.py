@@ -276,6 +276,38 @@ def test_stores_to_one_array_through_two_names() -> None:
     assert native_ran(TWO_OUTPUTS) and TWO_OUTPUTS.stats["deopts"] == 0
 
 
+# A body too big for LLVM to unroll eight times on its own accord.
+BIG = build(
+    """
+def f(a, b, out, out2):
+    acc = 0.0
+    acc2 = 1.0
+    for i in range(len(a)):
+        x = a[i] * 0.5 + b[i] * 0.25 - a[i] * b[i]
+        y = x * x - 3.0 * x + 2.0
+        acc = acc * 0.999 + y
+        acc2 = acc2 + x * 0.001
+        out[i] = acc + acc2 * y
+        out2[i] = y - acc
+    return acc
+"""
+)
+
+
+def test_a_big_body_keeps_its_stores_in_registers() -> None:
+    # The strip is unrolled completely whatever its size (loop metadata), so its
+    # slots become registers: no stack slot is left in the optimised code. (Left in
+    # memory, they made a strip twice as slow as the ordinary loop.)
+    n = 4 * SHORT + 3
+    a, b = np.linspace(1.0, 2.0, n), np.linspace(-1.0, 1.0, n)
+    assert _runs_short_strips(BIG, a, b, np.zeros(n), np.zeros(n))
+    assert "alloca" not in BIG.inspect_llvm()
+    for at in (0, SHORT + 3, 3 * SHORT):
+        c = a.copy()
+        c[at] = 1e200  # x * x overflows there
+        check(BIG, c, b, np.zeros(n), np.zeros(n))
+
+
 def test_disjoint_views_of_one_buffer() -> None:
     # Two halves of one array do not overlap: the strips run, with the same result.
     def halves() -> tuple[np.ndarray, np.ndarray]:

@@ -27,7 +27,7 @@ ordinary loop deoptimising (a conservative test) costs one strip, not one per el
 Only loops whose body is one block of arithmetic, array element reads and element
 stores qualify. A loop with a recurrence (``acc += a[i]; out[i] = acc``) does not
 vectorize, and a log would only cost: it runs in short buffered strips instead
-(`StripPlan.buffered`): a loop of exactly `SHORT` iterations, which LLVM unrolls,
+(`StripPlan.buffered`): a loop of exactly `SHORT` iterations, unrolled completely,
 whose stores wait in slots (registers, after LLVM's promotion) until the strip has
 succeeded, so a failed strip has nothing to undo. That delays stores past later reads, which is only allowed
 when no array the body reads overlaps one it writes: an array both read and written
@@ -418,7 +418,9 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     t1 = b.add(t, em.i64(1))
     t.add_incoming(t1, latch)
     end = em.block("strip.end")
-    b.cbranch(b.icmp_unsigned("<", t1, count), loop, end)
+    back = b.cbranch(b.icmp_unsigned("<", t1, count), loop, end)
+    if plan.buffered:
+        _unroll_fully(em.module, back)
 
     b.position_at_end(end)
     for op in plan.absorbed:  # its value in the strip's last iteration
@@ -450,6 +452,17 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     b.position_at_end(skip)
     for phi, value in outer.items():
         lw.values[phi] = value
+
+
+def _unroll_fully(module: ir.Module, back_edge: ir.Instruction) -> None:
+    """Ask LLVM to unroll the loop of this back edge completely, whatever its size:
+    a buffered strip's slots only become registers in straight-line code (kept in
+    memory, they made a strip twice as slow as the ordinary loop). Loop metadata is
+    a node whose first operand is itself, which llvmlite builds in two steps."""
+    unique = ir.MetaDataString(module, f"cuvil_bc.strip.{len(module.metadata)}")
+    node = module.add_metadata([unique, module.add_metadata([ir.MetaDataString(module, "llvm.loop.unroll.full")])])
+    node.operands = (node,) + node.operands[1:]
+    back_edge.set_metadata("llvm.loop", node)
 
 
 def _overlap(lw: "FunctionLowering", plan: StripPlan) -> ir.Value:
