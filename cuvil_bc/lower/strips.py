@@ -29,10 +29,10 @@ stores qualify. A loop with a recurrence (``acc += a[i]; out[i] = acc``) does no
 vectorize, and a log would only cost: it runs in short buffered strips instead
 (`StripPlan.buffered`): a loop of exactly `SHORT` iterations, unrolled completely,
 whose stores wait in slots (registers, after LLVM's promotion) until the strip has
-succeeded, so a failed strip has nothing to undo. That delays stores past later reads, which is only allowed
-when no array the body reads overlaps one it writes: an array both read and written
-keeps the loop out of strips, and other pairs are tested at run time before each
-strip. The float ``+ - *`` ops on the recurrence's cycle are tested for NumPy's
+succeeded, so a failed strip has nothing to undo. That delays stores past later
+reads, which is only allowed when no array the body reads overlaps one it writes: an
+array both read and written keeps the loop out of strips, and other pairs are tested
+at run time before each strip. The float ``+ - *`` ops on the recurrence's cycle are tested for NumPy's
 warnings once per strip, on their last value (`absorbed_ops`).
 """
 
@@ -75,8 +75,8 @@ _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subs
 @dataclass(frozen=True)
 class StripPlan:
     """How the innermost loop with this body runs in strips. `buffered` (a loop with a
-    recurrence): strips of exactly `SHORT` iterations, which LLVM unrolls, whose stores
-    wait in registers until the strip has succeeded; `reads` and `writes` are the
+    recurrence): strips of exactly `SHORT` iterations, unrolled completely, whose
+    stores wait in registers until the strip has succeeded; `reads` and `writes` are the
     arrays its body reads and writes (none is both), which must not overlap at run
     time; `absorbed` are the float ops of the recurrence whose warning test is one
     test of their last value (see `absorbed_ops`)."""
@@ -229,7 +229,8 @@ def _depends_on(v: O.Value, roots: set, body: BasicBlock) -> bool:  # type: igno
 
 class StripLog:
     """The state of one strip while its body is lowered: the sticky failure flag, a
-    scratch slot for out-of-bounds accesses and, per store op, the undo log."""
+    scratch slot for out-of-bounds accesses and, per store op, the undo log (or, in a
+    buffered strip, the slots its stores wait in)."""
 
     def __init__(self, lw: "FunctionLowering", moving: set[O.StoreItem], plan: StripPlan | None = None) -> None:
         self.em = lw.em
@@ -238,7 +239,8 @@ class StripLog:
         #: the strip succeeded (in program order); nothing to undo.
         self.buffered = plan is not None and plan.buffered
         self.absorbed = plan.absorbed if plan is not None else frozenset()
-        self.pending: list[tuple[ir.Value, ir.Value]] = []  # (element address, slot)
+        #: per store op: its addresses and its values, one per iteration of the strip
+        self.pending: list[tuple[ir.Value, ir.Value]] = []
         self.flag = self.em.alloca(I1)
         self.scratch = self.em.alloca(ir.ArrayType(I64, 2))
         self.t: ir.Value = ir.Constant(I64, 0)  # the iteration within the strip
@@ -338,8 +340,8 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     array it reads overlaps one it writes (`_overlap`); its stores go to slots that
     `StripLog.commit` writes to the arrays once the strip has succeeded, instead of
     being logged and undone; and the float ops of its recurrence are tested once,
-    after the strip (`absorbed_ops`). Its loop has a constant trip count, so LLVM
-    unrolls it and keeps the slots in registers."""
+    after the strip (`absorbed_ops`). Its loop has a constant trip count and is
+    unrolled completely (`_unroll_fully`), which keeps the slots in registers."""
     from .numeric import not_finite
 
     em = lw.em
