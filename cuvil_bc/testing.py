@@ -105,6 +105,22 @@ def run_with_warnings(
     return outcome[0], outcome[1], args, [(w.category, str(w.message)) for w in caught]
 
 
+def run_strict(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[tuple[str, Any], tuple[Any, ...]]:
+    """(('ok', value) or ('raise', (type, message)), args-after) of a call on fresh
+    copies of `args` with warnings turned into errors: where NumPy warns, the call
+    stops, and the arguments show exactly the writes made before that point."""
+    import warnings
+
+    args = _fresh(args)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        try:
+            outcome: tuple[str, Any] = ("ok", fn(*args))
+        except Exception as e:  # noqa: BLE001 - the exception is the result being compared
+            outcome = ("raise", (type(e), str(e)))
+    return outcome, args
+
+
 def describe(outcome: tuple[Any, ...]) -> str:
     kind, value = outcome[0], outcome[1]
     if kind == "ok":
@@ -234,3 +250,15 @@ def arrays(dtype: str, *, min_dims: int = 1, max_dims: int = 2, max_side: int = 
         return a
 
     return layouts()
+
+
+def overflowing_vectors(max_len: int) -> Any:
+    """A hypothesis strategy for 1-D float64 arrays (in every layout `arrays` draws) of
+    any length up to `max_len`, with NaNs, infinities and +-1e308 among ordinary
+    values, so that sums and products overflow somewhere along the array."""
+    from hypothesis import strategies as st
+
+    values = st.floats(allow_nan=True, allow_infinity=True) | st.floats(-10.0, 10.0) | st.sampled_from([1e308, -1e308])
+    return st.integers(0, max_len).flatmap(
+        lambda n: arrays("float64", max_dims=1, max_side=n, elements=values) if n else arrays("float64", max_dims=1)
+    )
