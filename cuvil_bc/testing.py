@@ -88,37 +88,23 @@ def run(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[
 
 
 def run_with_warnings(
-    fn: Callable[..., Any], args: tuple[Any, ...], *, fresh: bool = True
+    fn: Callable[..., Any], args: tuple[Any, ...], *, fresh: bool = True, strict: bool = False
 ) -> tuple[str, Any, tuple[Any, ...], list[tuple[type, str]]]:
     """`run`, plus the warnings the call emitted, as (category, message). Without
-    `fresh`, `args` are used as they are (the caller made them for this run)."""
+    `fresh`, `args` are used as they are (the caller made them for this run). With
+    `strict`, warnings are errors: where NumPy warns the call stops, and the arguments
+    show exactly the writes made before that point."""
     import warnings
 
     if fresh:
         args = _fresh(args)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+        warnings.simplefilter("error" if strict else "always")
         try:
             outcome: tuple[str, Any] = ("ok", fn(*args))
         except Exception as e:  # noqa: BLE001 - the exception is the result being compared
             outcome = ("raise", (type(e), str(e)))
     return outcome[0], outcome[1], args, [(w.category, str(w.message)) for w in caught]
-
-
-def run_strict(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[tuple[str, Any], tuple[Any, ...]]:
-    """(('ok', value) or ('raise', (type, message)), args-after) of a call on fresh
-    copies of `args` with warnings turned into errors: where NumPy warns, the call
-    stops, and the arguments show exactly the writes made before that point."""
-    import warnings
-
-    args = _fresh(args)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")
-        try:
-            outcome: tuple[str, Any] = ("ok", fn(*args))
-        except Exception as e:  # noqa: BLE001 - the exception is the result being compared
-            outcome = ("raise", (type(e), str(e)))
-    return outcome, args
 
 
 def describe(outcome: tuple[Any, ...]) -> str:

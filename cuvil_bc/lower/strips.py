@@ -232,13 +232,14 @@ class StripLog:
     scratch slot for out-of-bounds accesses and, per store op, the undo log (or, in a
     buffered strip, the slots its stores wait in)."""
 
-    def __init__(self, lw: "FunctionLowering", moving: set[O.StoreItem], plan: StripPlan | None = None) -> None:
+    def __init__(self, lw: "FunctionLowering", plan: StripPlan) -> None:
         self.em = lw.em
-        self.moving = moving  # stores one element further each iteration
         #: A buffered strip: stores go to `pending` slots, written to the array after
         #: the strip succeeded (in program order); nothing to undo.
-        self.buffered = plan is not None and plan.buffered
-        self.absorbed = plan.absorbed if plan is not None else frozenset()
+        self.buffered = plan.buffered
+        self.absorbed = plan.absorbed
+        #: the logged stores that move one element further each iteration
+        self.moving = set() if plan.buffered else moving_stores(plan.body)
         #: per store op: its addresses and its values, one per iteration of the strip
         self.pending: list[tuple[ir.Value, ir.Value]] = []
         self.flag = self.em.alloca(I1)
@@ -367,7 +368,7 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     else:
         count = b.select(b.icmp_unsigned("<", remaining, em.i64(STRIP)), remaining, em.i64(STRIP))
     saved = [(i, b.load(field(i))) for i in (0, 2, 3)]
-    log = StripLog(lw, set() if plan.buffered else moving_stores(body), plan)
+    log = StripLog(lw, plan)
     b.store(ir.Constant(I1, 0), log.flag)
     # The body's loop-invariant bounds tests, before the strip: an index they cover
     # is then used unchecked in it, so a failing test must keep the strip from
@@ -427,13 +428,15 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     b.position_at_end(end)
     for op in plan.absorbed:  # its value in the strip's last iteration
         log.fail_if(not_finite(em, lw.values[op]))
-    checked = b.block
-    done = em.block("strip.commit") if plan.buffered else checked
-    b.cbranch(b.load(log.flag), undo, done if plan.buffered else lw.blocks[header])
-    if plan.buffered:
+    if plan.buffered:  # a clean strip writes its stores, then goes on
+        done = em.block("strip.commit")
+        b.cbranch(b.load(log.flag), undo, done)
         b.position_at_end(done)
         log.commit()
         b.branch(lw.blocks[header])
+    else:  # a clean strip has made its stores already
+        done = b.block
+        b.cbranch(b.load(log.flag), undo, lw.blocks[header])
     for (phi, leaves), vals in zip(header_phis, nexts):
         for leaf, val in zip(leaves, vals):
             lw.extra_incoming.append((leaf, val, done))
