@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from cuvil_bc.lower.strips import STRIP
@@ -264,3 +264,73 @@ def test_scale_matches_cpython(a: np.ndarray, k: object) -> None:
 
 def test_int_kernels_match_cpython() -> None:
     equivalent(INT_DIVIDE, st.tuples(arrays("int64", max_dims=1, max_side=3 * STRIP), numbers(floats=False)), max_examples=100)
+
+
+DISTANCES = compile_source(
+    """
+def f(pts, out):
+    n = pts.shape[0]
+    for i in range(n):
+        for j in range(n):
+            dx = pts[i, 0] - pts[j, 0]
+            dy = pts[i, 1] - pts[j, 1]
+            out[i, j] = math.sqrt(dx * dx + dy * dy)
+""",
+    np=np,
+    math=__import__("math"),
+)
+
+COLUMN_INTO_ROWS = build(
+    """
+def f(m):
+    n = m.shape[0]
+    for i in range(1, n):
+        for j in range(n):
+            m[i, j] = m[j, 0] * 0.5 + m[i - 1, j]
+"""
+)
+
+
+def test_strips_read_along_any_axis() -> None:
+    # pts[j, 0] moves by a row per iteration (a gather in a vectorized strip); only
+    # the stores must move along the last axis.
+    pts = np.random.default_rng(1).random((STRIP + 30, 2))
+    assert runs_in_strips(DISTANCES, pts, np.zeros((STRIP + 30, STRIP + 30)))
+    check(DISTANCES, pts, np.zeros((STRIP + 30, STRIP + 30)))
+    assert native_ran(DISTANCES)
+
+
+@pytest.mark.parametrize("at", [0, 5, STRIP + 2])
+def test_gathered_reads_fail_mid_strip(at: int) -> None:
+    # A huge coordinate makes dx * dx overflow at row `at`: NumPy warns there, and with
+    # warnings as errors the call stops with exactly the elements before it written.
+    pts = np.random.default_rng(2).random((STRIP + 10, 2))
+    pts[at, 0] = 1e200
+    out = np.zeros((STRIP + 10, STRIP + 10))
+    check(DISTANCES, pts, out)
+    expected = run_with_warnings(DISTANCES.py_func, (pts, out), strict=True)
+    got = run_with_warnings(DISTANCES, (pts, out), strict=True)
+    assert expected[0] == "raise" and got[:2] == expected[:2]
+    assert same_value(expected[2][1], got[2][1])
+
+
+def test_gathered_reads_see_the_strips_own_writes() -> None:
+    # m[j, 0] reads the column that row i's first store (m[i, 0]) has just changed:
+    # every read must see the writes made before it, as in CPython.
+    for n in (3, 40, STRIP + 5):
+        m = np.random.default_rng(n).random((n, n))
+        assert runs_in_strips(COLUMN_INTO_ROWS, m.copy())
+        check(COLUMN_INTO_ROWS, m)
+        check_with(COLUMN_INTO_ROWS, lambda n=n: (np.arange(float(n * n)).reshape(n, n).T,))
+
+
+def test_distances_into_the_points_themselves() -> None:
+    # out is pts itself (2 points): the strip writes what later iterations read.
+    check_with(DISTANCES, lambda: (np.array([[0.0, 3.0], [4.0, 0.0]]),) * 2)
+
+
+@given(arrays("float64", min_dims=2, max_dims=2, max_side=12))
+@settings(max_examples=150, deadline=None)
+def test_distances_match_cpython(a: np.ndarray) -> None:
+    assume(a.shape[1] >= 2)
+    check(DISTANCES, a, np.zeros((a.shape[0], a.shape[0])))

@@ -19,7 +19,7 @@ from ..ir.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, 
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.signatures import lookup
+from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, lookup
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
@@ -73,6 +73,22 @@ def _chains(v: O.Value) -> bool:
 
 def _divides(v: O.Value) -> bool:
     return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
+
+
+#: The `math` functions whose lowering tests its result with `deopt_on_float_error`
+#: (`builtins._libm_unary`, `_libm_binary`, `_log`): `defers_math_error` may defer it.
+_DEFERRABLE_MATH = frozenset(LIBM_UNARY + LIBM_BINARY + ("log",))
+
+
+def _math_function(v: O.Value) -> str | None:
+    """The name of the `math` module function `v` calls, or None."""
+    import math
+
+    if not (isinstance(v, O.Call) and isinstance(v.func, O.Const)):
+        return None
+    func = v.func.value
+    name = getattr(func, "__name__", None)
+    return name if isinstance(name, str) and getattr(math, name, None) is func else None
 
 
 def _is_int_call(u: O.Value) -> bool:
@@ -142,7 +158,9 @@ class FunctionLowering:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
         if not self.fn.writes and any(
-            isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)) for op in self.fn.ops()
+            (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
+            or self.defers_math_error(op)
+            for op in self.fn.ops()
         ):
             self.em.prepare_warnings()
         self.em.builder.position_at_end(self.em.alloca_block)
@@ -306,6 +324,8 @@ class FunctionLowering:
                 em.float_error_check = "conservative"  # its own test covers its operand
             else:
                 self.consumer_checks(op)
+            if self.defers_math_error(op):
+                em.float_error_check = "deferred"
         dead_end = self.em.warned is not None and self.propagates(op) and not self.reaches_consumer(op)
         if isinstance(op, O.Phi):
             lltype = llvm_type(op.type)  # type: ignore[arg-type]
@@ -592,6 +612,38 @@ class FunctionLowering:
             isinstance(op, O.Call) and isinstance(op.func, O.Const) and op.func.value is math.sqrt
             and len(op.args) == 1 and not op.kwnames and self.propagates(op.args[0]) and value_type(op.args[0]) == NP_F64
         )
+
+    def defers_math_error(self, op: O.Op) -> bool:
+        """Whether, in a function that only reads, the domain and range test of the
+        `math` call `op` can join the deferred flag (`Emitter.warn_if`) instead of
+        leaving the loop: its value reaches nothing but arithmetic, other math calls,
+        tuples and the return (`_only_data`). A failed test then re-runs the call in
+        CPython, which raises; what native code computes meanwhile from the NaN or
+        infinity cannot steer a branch or a loop, so the call still ends (and, with no
+        exit in it, a loop like ``s += math.sqrt(dx * dx + dy * dy)`` vectorizes)."""
+        return (
+            not self.fn.writes and isinstance(op, O.Call) and not op.kwnames
+            and _math_function(op) in _DEFERRABLE_MATH and self._only_data(op)
+        )
+
+    def _only_data(self, v: O.Value) -> bool:
+        seen: set[int] = set()
+        stack = [v]
+        while stack:
+            x = stack.pop()
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            for user in self.uses.get(x, []):
+                if isinstance(user, O.Return):
+                    continue
+                if isinstance(user, (O.BinOp, O.UnaryOp, O.Phi, O.BuildTuple)) or (
+                    isinstance(user, O.Call) and _math_function(user) is not None
+                ):
+                    stack.append(user)
+                    continue
+                return False
+        return True
 
     def consumer_checks(self, op: O.Op) -> None:
         """Test the untested np.float64 values `op` consumes (see `propagates`). Plain

@@ -48,7 +48,7 @@ class JIT:
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=2)
         pb = llvm.create_pass_builder(self.tm, pto)
-        with _ordered_reductions():
+        with _tuned_options():
             pb.getModulePassManager().run(mod, pb)
         _check_externals(mod, self.defined)
         optimized = str(mod)
@@ -70,35 +70,46 @@ class JIT:
         return addr
 
 
-#: LLVM vectorizes a loop that sums floats only where it may reorder the sum, unless
-#: it may keep the sum's adds in order ("ordered reductions": each vector of terms is
-#: added one lane after another, so the result is bit for bit the sequential one)
-#: while the rest of the loop runs in vectors. On x86-64 that is off by default, and
-#: only a process-wide option turns it on: it is on while this JIT optimises a module
-#: (and only then, so other users of llvmlite in the process, such as Numba, keep
-#: their own behaviour). A sum of squared stencil values then runs ~1.3x faster.
-_SWITCH_ORDERED = llvm.get_process_triple().startswith("x86_64")
-_ordered_lock = threading.Lock()
-_ordered_users = 0
+#: Two process-wide LLVM options are set while this JIT optimises a module, and only
+#: then, so other users of llvmlite in the process (Numba) keep LLVM's defaults:
+#:
+#: * ``-force-ordered-reductions``: LLVM vectorizes a loop that sums floats only where
+#:   it may reorder the sum, unless it may keep the sum's adds in order ("ordered
+#:   reductions": each vector of terms is added one lane after another, so the result
+#:   is bit for bit the sequential one) while the rest of the loop runs in vectors. On
+#:   x86-64 that is off by default. A sum of squared stencil values runs ~1.3x faster.
+#: * ``-enable-mem-access-versioning=false``: for an access whose stride is only known
+#:   at run time (``pts[j, 0]``, a row stride), the vectorizer otherwise keeps the
+#:   vector loop behind a test that the stride is 1. Element addresses here are byte
+#:   offsets (`codegen.element_pointer`), so that test means one *byte* and never holds
+#:   for a wider element: the vector loop was dead code, where without the test LLVM
+#:   uses gathers (pairwise distances with vector square roots: ~0.65x the time).
+_TUNED = llvm.get_process_triple().startswith("x86_64")
+_OPTIONS = (("-force-ordered-reductions=true", "-force-ordered-reductions=false"),
+            ("-enable-mem-access-versioning=false", "-enable-mem-access-versioning=true"))
+_options_lock = threading.Lock()
+_options_users = 0
 
 
 @contextlib.contextmanager
-def _ordered_reductions() -> Iterator[None]:
-    global _ordered_users
-    if not _SWITCH_ORDERED:
+def _tuned_options() -> Iterator[None]:
+    global _options_users
+    if not _TUNED:
         yield
         return
-    with _ordered_lock:
-        if _ordered_users == 0:
-            llvm.set_option("", "-force-ordered-reductions=true")
-        _ordered_users += 1
+    with _options_lock:
+        if _options_users == 0:
+            for on, _ in _OPTIONS:
+                llvm.set_option("", on)
+        _options_users += 1
     try:
         yield
     finally:
-        with _ordered_lock:
-            _ordered_users -= 1
-            if _ordered_users == 0:
-                llvm.set_option("", "-force-ordered-reductions=false")
+        with _options_lock:
+            _options_users -= 1
+            if _options_users == 0:
+                for _, off in _OPTIONS:
+                    llvm.set_option("", off)
 
 
 def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:

@@ -25,7 +25,7 @@ does not try strips again for the rest of the call, so a guard that fails withou
 ordinary loop deoptimising (a conservative test) costs one strip, not one per element.
 
 Only loops whose body is one block of arithmetic, array element reads and element
-stores qualify. A loop with a recurrence (``acc += a[i]; out[i] = acc``) does not
+stores qualify, with every store moving along the last axis (`_consecutive`). A loop with a recurrence (``acc += a[i]; out[i] = acc``) does not
 vectorize, and a log would only cost: it runs in short buffered strips instead
 (`StripPlan.buffered`): a loop of exactly `SHORT` iterations, unrolled completely,
 whose stores wait in slots (registers, after LLVM's promotion) until the strip has
@@ -109,7 +109,7 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
             return None
         if isinstance(op, O.Subscript) and not isinstance(value_type(op.obj), ArrayType):
             return None
-        if isinstance(op, (O.Subscript, O.StoreItem)) and not _consecutive(op, item, body):
+        if isinstance(op, O.StoreItem) and not _consecutive(op, item, body):
             return None
         if isinstance(op, O.StoreItem):
             if not isinstance(value_type(op.obj), ArrayType):
@@ -168,9 +168,11 @@ def _step_one(iterator: O.Value) -> bool:
 
 
 def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBlock) -> bool:
-    """Whether the access moves by one element per iteration, or not at all: only the
-    last index may vary, as ``item + c``, on an array with unit stride. Other
-    accesses would be gathers and scatters, slower than the ordinary loop."""
+    """Whether the store moves by one element per iteration, or not at all: only the
+    last index may vary, as ``item + c``, on an array with unit stride. Other stores
+    would be scatters, and their undo log could not follow them. (Reads may move
+    along any axis: ``pts[j, 0]`` becomes a gather where LLVM finds it worth it,
+    which it is for distances with vector square roots.)"""
     t = value_type(op.obj)
     assert isinstance(t, ArrayType)
     indices = _indices(op)
