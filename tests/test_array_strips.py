@@ -20,6 +20,8 @@ from hypothesis import strategies as st
 from cuvil_bc.lower.strips import STRIP
 from cuvil_bc.testing import arrays, check, check_with, compile_source, equivalent, native_ran, numbers, overflowing_vectors, run_with_warnings, same_value
 
+from .test_equiv_array_writes import DISTANCES  # out[i, j] = math.sqrt(dx * dx + dy * dy)
+
 pytestmark = pytest.mark.usefixtures("no_native_leaks")  # see conftest.py
 
 
@@ -265,20 +267,6 @@ def test_scale_matches_cpython(a: np.ndarray, k: object) -> None:
 def test_int_kernels_match_cpython() -> None:
     equivalent(INT_DIVIDE, st.tuples(arrays("int64", max_dims=1, max_side=3 * STRIP), numbers(floats=False)), max_examples=100)
 
-
-DISTANCES = compile_source(
-    """
-def f(pts, out):
-    n = pts.shape[0]
-    for i in range(n):
-        for j in range(n):
-            dx = pts[i, 0] - pts[j, 0]
-            dy = pts[i, 1] - pts[j, 1]
-            out[i, j] = math.sqrt(dx * dx + dy * dy)
-""",
-    np=np,
-    math=__import__("math"),
-)
 
 COLUMN_INTO_ROWS = build(
     """
