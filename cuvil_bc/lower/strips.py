@@ -34,6 +34,9 @@ reads, which is only allowed when no array the body reads overlaps one it writes
 array both read and written keeps the loop out of strips, and other pairs are tested
 at run time before each strip. The float ``+ - *`` ops on the recurrence's cycle are tested for NumPy's
 warnings once per strip, on their last value (`absorbed_ops`).
+
+The simplest bodies without a recurrence (`StripPlan.vector`) first run in vector
+groups (groups.py), which need no log; the logged strips then take what is left.
 """
 
 from __future__ import annotations
@@ -50,6 +53,7 @@ from ..typing.signatures import lookup
 from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType
 from . import refcount
 from .arrays import storage_type
+from .groups import VectorPlan, emit_groups, vector_plan
 from .ltypes import I1, I32, I64
 
 if TYPE_CHECKING:
@@ -86,6 +90,8 @@ class StripPlan:
     absorbed: frozenset[O.Op] = frozenset()
     reads: tuple[O.Value, ...] = ()
     writes: tuple[O.Value, ...] = ()
+    #: the body also runs in vector groups first (groups.py)
+    vector: "VectorPlan | None" = None
 
 
 def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> StripPlan | None:
@@ -121,7 +127,7 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
     if any(refcount.holds_array(phi.type) for phi in phis):
         return None
     if not any(_depends_on(phi.value_for(body), phis, body) for phi in phis):
-        return StripPlan(body)
+        return StripPlan(body, vector=vector_plan(body, header))
     # A recurrence (``acc += a[i]``) does not vectorize: it runs in short buffered
     # strips, if no array is both read and written in the body (a read must not miss
     # a store still waiting in the buffer; other arrays are tested at run time).
@@ -359,6 +365,8 @@ def emit_strips(lw: "FunctionLowering", header: BasicBlock, plan: StripPlan) -> 
     with b.goto_block(em.alloca_block):
         b.position_after(failed)  # type: ignore[arg-type]
         b.store(ir.Constant(I1, 0), failed)
+    if plan.vector is not None:
+        emit_groups(lw, plan.vector, header, state, failed)
     remaining = b.load(field(2))
     enough = b.icmp_unsigned(">=", remaining, em.i64(SHORT if plan.buffered else 1))
     pre, skip, undo = em.block("strip.pre"), em.block("strip.skip"), em.block("strip.undo")

@@ -1,0 +1,286 @@
+"""Vector groups: an innermost loop of a function that writes, run `WIDTH` iterations
+at a time in explicit vector code, each group tested before it stores anything.
+
+A logged strip (strips.py) lets LLVM vectorize a loop whose guards only set a flag,
+but every store first copies the element it overwrites into the undo log: one load
+and one store more per element, which made the Jacobi stencil ~1.4x Numba's time.
+For the simplest bodies the log can go: a group computes the values of `WIDTH`
+consecutive iterations in vectors, tests them, and only then stores them. A group
+that fails its test has written nothing, so the ordinary loop (with its precise
+deoptimisation) simply runs from the group's first iteration; no group runs again in
+that call.
+
+A body qualifies (`vector_plan`) when it is one block of:
+
+* float64 element reads ``a[..., item + c]`` of unit-stride float64 arrays, every
+  index proven in bounds (`ir/bounds.py`) or tested before the loop
+  (`FunctionLowering.early_bounds_guards`), every index but the last loop-invariant;
+* float ``+ - *`` (Python floats or np.float64) of those, loop-invariant floats and
+  numeric constants;
+* index arithmetic: ``item + c``, and ``+ -`` of loop-invariant ints (``i - 1``);
+* exactly one store ``out[..., item + c] = value`` into a unit-stride float64 array;
+
+and no local but the loop's item changes in it (after the groups the header's phis
+get the item of the last iteration that ran). Reads of a group come before its
+stores, which is only what the ordinary loop does when no array read overlaps the
+array written: a run-time test before the groups (the loop then runs as a logged
+strip or element by element). The test of a group: every value stored, and every
+float op whose value does not only flow on into another float op or the store, is
+finite. An infinity or NaN survives ``+ - *``, so whatever NumPy would warn about in
+the group shows there (so does a non-finite input, which only costs the group: the
+ordinary loop then decides precisely).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from llvmlite import ir
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock
+from ..typing.infer import value_type
+from ..typing.types import FLOAT, INT, NP_F64, ArrayType
+from .ltypes import F64, I1, I32, I64
+
+if TYPE_CHECKING:
+    from .codegen import FunctionLowering
+
+#: Iterations per group: eight doubles, one AVX-512 register (two AVX2 ones).
+WIDTH = 8
+
+_FLOATS = (FLOAT, NP_F64)
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """A body that runs in vector groups: its float reads, its float ops, the one store,
+    and the arrays read (each must not overlap `written` at run time)."""
+
+    loads: tuple[O.Subscript, ...]
+    arith: tuple[O.BinOp, ...]
+    store: O.StoreItem
+    reads: tuple[O.Value, ...]
+    written: O.Value
+
+
+def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
+    """The groups plan for a strip body (already found simple by `strips.strip_body`),
+    or None. Bounds are checked later, at lowering time (`bounds_ready`)."""
+    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
+    if item is None:
+        return None
+    loads: list[O.Subscript] = []
+    arith: list[O.BinOp] = []
+    stores: list[O.StoreItem] = []
+    vector: set[O.Value] = set()  # values that differ from lane to lane
+    for op in body.ops[:-1]:
+        if isinstance(op, (O.Checkpoint, O.IterValue)):
+            continue
+        if isinstance(op, O.BinOp) and op.type == INT:
+            if not (_index_step(op, item) or _invariant(op, body)):
+                return None
+        elif isinstance(op, O.BuildTuple):
+            if not all(value_type(v) == INT for v in op.items):
+                return None
+        elif isinstance(op, O.Subscript):
+            if not _element_access(op, item, body):
+                return None
+            loads.append(op)
+            vector.add(op)
+        elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and op.type in _FLOATS:
+            if not all(_float_operand(v, vector, body) for v in (op.lhs, op.rhs)):
+                return None
+            arith.append(op)
+            vector.add(op)
+        elif isinstance(op, O.StoreItem):
+            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body):
+                return None
+            stores.append(op)
+        else:
+            return None
+    if len(stores) != 1:
+        return None
+    for phi in header.phis():
+        incoming = phi.value_for(body)
+        if isinstance(incoming, O.Op) and incoming.block is body and incoming is not item:
+            return None  # a local set in the body: its last value would be needed
+    reads = tuple(dict.fromkeys(op.obj for op in loads))
+    if stores[0].obj in reads:
+        return None  # (`out[i] = out[i] * k`: the logged strip handles it)
+    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads, stores[0].obj)
+
+
+def _index_step(op: O.BinOp, item: O.Value) -> bool:
+    return op.op in ("+", "-") and op.lhs is item and isinstance(op.rhs, O.Const) and type(op.rhs.value) is int
+
+
+def _indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
+    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+
+
+def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlock) -> bool:
+    """A float64 element whose last index is ``item + c`` (or the item) on a unit-stride
+    array, every other index computed before the loop."""
+    t = value_type(op.obj)
+    if not (isinstance(t, ArrayType) and t.dtype == "float64" and t.unit_stride):
+        return False
+    if isinstance(op.obj, O.Op) and op.obj.block is body:
+        return False
+    indices = _indices(op)
+    if len(indices) != t.ndim:
+        return False
+    last = indices[-1]
+    if not (last is item or (isinstance(last, O.BinOp) and _index_step(last, item))):
+        return False
+    return all(_invariant(ix, body) and value_type(ix) == INT for ix in indices[:-1])
+
+
+def _invariant(v: O.Value, body: BasicBlock) -> bool:
+    """Computed before the loop, or in the body from such values only (``i - 1``)."""
+    if not (isinstance(v, O.Op) and v.block is body):
+        return True
+    return isinstance(v, O.BinOp) and v.op in ("+", "-") and all(_invariant(x, body) for x in (v.lhs, v.rhs))
+
+
+def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock) -> bool:
+    if v in vector:
+        return True
+    if isinstance(v, O.Const):
+        return type(v.value) is float or (type(v.value) is int and abs(v.value) <= 2**53)
+    return not (isinstance(v, O.Op) and v.block is body) and value_type(v) in _FLOATS
+
+
+def bounds_ready(lw: "FunctionLowering", plan: VectorPlan) -> bool:
+    """Whether every index of every access is proven in bounds or was tested before
+    the loop: a vector access must never need a per-element test."""
+    from ..ir.bounds import in_bounds
+
+    for op in plan.loads + (plan.store,):
+        for k, index in enumerate(_indices(op)):
+            proven = in_bounds(index, op.obj, k) or lw.branch_facts.in_bounds(op.block, index, op.obj, k)
+            if not proven and (op, k) not in lw.prechecked:
+                return False
+    return True
+
+
+def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, state: ir.Value, failed: ir.Value) -> None:
+    """At the loop's header, after its checkpoint: run groups while at least `WIDTH`
+    iterations are left and none has failed in this call (`failed`, shared with the
+    logged strips), then fall through to them and the ordinary ForIter. Nothing is
+    emitted when some index is not known to be in bounds (`bounds_ready`)."""
+    from .strips import StripLog, StripPlan, _byte_range
+
+    em = lw.em
+    b = em.builder
+    vec_t = ir.VectorType(F64, WIDTH)
+    body = header.terminator.body  # type: ignore[attr-defined]
+
+    def field(i: int) -> ir.Value:
+        return b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])
+
+    log = StripLog(lw, StripPlan(body))  # its flag: the group's scalar guards
+    b.store(ir.Constant(I1, 0), log.flag)
+    em.strip = log
+    try:
+        lw.early_bounds_guards(body)  # loop-invariant: the indices then need no test
+    finally:
+        em.strip = None
+    if not bounds_ready(lw, plan):
+        return
+    # An array read that overlaps the one written keeps the loop out of groups.
+    lo_w, hi_w = _byte_range(lw, plan.written)
+    refused: ir.Value = b.load(log.flag)
+    for r in plan.reads:
+        lo, hi = _byte_range(lw, r)
+        refused = b.or_(refused, b.and_(b.icmp_unsigned("<", lo, hi_w), b.icmp_unsigned("<", lo_w, hi)))
+    head, group, done = em.block("group.head"), em.block("group.body"), em.block("group.done")
+    leave, back = em.block("group.leave"), em.block("group.back")
+    before = b.block
+    b.cbranch(refused, done, head)
+
+    b.position_at_end(head)
+    ran = b.phi(I1)  # some group has run since the header was entered
+    ran.add_incoming(ir.Constant(I1, 0), before)
+    enough = b.icmp_unsigned(">=", b.load(field(2)), em.i64(WIDTH))
+    b.cbranch(b.and_(enough, b.not_(b.load(failed))), group, leave)
+
+    b.position_at_end(leave)
+    b.cbranch(ran, back, done)
+
+    b.position_at_end(group)
+    p = b.load(field(0))
+    b.store(p, field(3))  # the item of the group's first iteration (IterValue reads it)
+    vectors: dict[O.Value, ir.Value] = {}
+
+    def operand(v: O.Value) -> ir.Value:
+        if v in vectors:
+            return vectors[v]
+        scalar = ir.Constant(F64, float(v.value)) if isinstance(v, O.Const) else lw.get(v)[0]
+        one = b.insert_element(ir.Constant(vec_t, ir.Undefined), scalar, ir.Constant(I32, 0))
+        return b.shuffle_vector(one, ir.Constant(vec_t, ir.Undefined), ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+
+    def address(op: O.Subscript | O.StoreItem) -> ir.Value:
+        ptr = lw.element_pointer(lw.get(op.obj), lw.get(op.index), op)  # lane 0's element
+        return b.bitcast(ptr, vec_t.as_pointer())
+
+    tested: list[ir.Value] = []
+    target: ir.Value | None = None
+    em.strip = log
+    saved_resume, saved_line = em.resume, em.line
+    try:
+        for op in body.ops[:-1]:
+            em.line = op.line or lw.fn.firstlineno
+            if isinstance(op, O.Checkpoint):
+                continue
+            if isinstance(op, O.Subscript):
+                vectors[op] = b.load(address(op), align=1)
+            elif op in plan.arith:
+                assert isinstance(op, O.BinOp)
+                vectors[op] = {"+": b.fadd, "-": b.fsub, "*": b.fmul}[op.op](operand(op.lhs), operand(op.rhs))
+                users = lw.uses.get(op, [])
+                if not users or any(u not in plan.arith and u is not plan.store for u in users):
+                    tested.append(vectors[op])  # its value does not only flow on to a test
+            elif op is plan.store:
+                target = address(op)
+                tested.append(operand(op.value))
+            else:  # the item and index arithmetic: lane 0's scalar values
+                lw.lower(op)
+    finally:
+        em.strip = None
+        em.resume, em.line = saved_resume, saved_line
+    assert target is not None
+    bad = b.load(log.flag)
+    inf = ir.Constant(vec_t, [float("inf")] * WIDTH)
+    mask_t = ir.IntType(WIDTH)
+    for v in tested:
+        lanes = b.fcmp_unordered(">=", em.intrinsic(f"llvm.fabs.v{WIDTH}f64", vec_t, [v]), inf)  # NaN or inf
+        bad = b.or_(bad, b.icmp_unsigned("!=", b.bitcast(lanes, mask_t), ir.Constant(mask_t, 0)))
+    commit, refuse = em.block("group.commit"), em.block("group.refused")
+    b.cbranch(bad, refuse, commit)
+
+    b.position_at_end(commit)
+    b.store(operand(plan.store.value), target, align=1)
+    b.store(b.add(p, em.i64(WIDTH)), field(0))
+    b.store(b.sub(b.load(field(2)), em.i64(WIDTH)), field(2))
+    b.branch(head)
+    ran.add_incoming(ir.Constant(I1, 1), commit)
+
+    b.position_at_end(refuse)  # nothing stored: the ordinary loop goes on from `p`
+    b.store(ir.Constant(I1, 1), failed)
+    b.branch(head)
+    ran.add_incoming(ran, refuse)
+
+    # After groups ran, the header is entered again, its phis getting the values of
+    # the last iteration that ran: the item is the one before the iterator's next.
+    b.position_at_end(back)
+    item = next(op for op in body.ops if isinstance(op, O.IterValue))
+    lane0 = lw.values[item]
+    lw.values[item] = b.sub(b.load(field(0)), em.i64(1))
+    for phi, leaves in [(phi, leaves) for phi, leaves in lw.phis if phi.block is header]:
+        for leaf, val in zip(leaves, lw.phi_leaves(phi, phi.value_for(body))):
+            lw.extra_incoming.append((leaf, val, back))
+    lw.values[item] = lane0
+    b.branch(lw.blocks[header])
+    b.position_at_end(done)
