@@ -60,9 +60,14 @@ def test_errors_are_cpythons(f) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_a_failed_test_reruns_the_call() -> None:
+    # One deferred failure is one re-run in CPython, and its exception is CPython's.
+    a = np.array([1.0, -1.0, 4.0])
+    with pytest.raises(ValueError) as expected:
+        SQRT_SUM.py_func(a)
     before = SQRT_SUM.stats["deopts"]
-    with pytest.raises(ValueError, match="math domain error"):
-        SQRT_SUM(np.array([1.0, -1.0, 4.0]))
+    with pytest.raises(ValueError) as got:
+        SQRT_SUM(a)
+    assert str(got.value) == str(expected.value)
     assert SQRT_SUM.stats["deopts"] == before + 1
 
 

@@ -77,18 +77,13 @@ def _divides(v: O.Value) -> bool:
 
 #: The `math` functions whose lowering tests its result with `deopt_on_float_error`
 #: (`builtins._libm_unary`, `_libm_binary`, `_log`): `defers_math_error` may defer it.
-_DEFERRABLE_MATH = frozenset(LIBM_UNARY + LIBM_BINARY + ("log",))
+_DEFERRABLE_MATH = frozenset(f"math.{name}" for name in LIBM_UNARY + LIBM_BINARY + ("log",))
 
 
 def _math_function(v: O.Value) -> str | None:
-    """The name of the `math` module function `v` calls, or None."""
-    import math
-
-    if not (isinstance(v, O.Call) and isinstance(v.func, O.Const)):
-        return None
-    func = v.func.value
-    name = getattr(func, "__name__", None)
-    return name if isinstance(name, str) and getattr(math, name, None) is func else None
+    """The signature name (``"math.sqrt"``) of the `math` function `v` calls, or None."""
+    sig = lookup(v.func.value) if isinstance(v, O.Call) and isinstance(v.func, O.Const) else None
+    return sig.name if sig is not None and sig.name.startswith("math.") else None
 
 
 def _is_int_call(u: O.Value) -> bool:

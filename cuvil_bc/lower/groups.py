@@ -42,7 +42,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock
 from ..typing.infer import value_type
 from ..typing.types import FLOAT, INT, NP_F64, ArrayType
-from .ltypes import F64, I1, I32, I64
+from .ltypes import F64, I1, I32
 
 if TYPE_CHECKING:
     from .codegen import FunctionLowering
@@ -56,13 +56,12 @@ _FLOATS = (FLOAT, NP_F64)
 @dataclass(frozen=True)
 class VectorPlan:
     """A body that runs in vector groups: its float reads, its float ops, the one store,
-    and the arrays read (each must not overlap `written` at run time)."""
+    and the arrays read (none may overlap the store's array at run time)."""
 
     loads: tuple[O.Subscript, ...]
     arith: tuple[O.BinOp, ...]
     store: O.StoreItem
     reads: tuple[O.Value, ...]
-    written: O.Value
 
 
 def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
@@ -79,7 +78,7 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
         if isinstance(op, (O.Checkpoint, O.IterValue)):
             continue
         if isinstance(op, O.BinOp) and op.type == INT:
-            if not (_index_step(op, item) or _invariant(op, body)):
+            if not (index_step(op, item) or _invariant(op, body)):
                 return None
         elif isinstance(op, O.BuildTuple):
             if not all(value_type(v) == INT for v in op.items):
@@ -109,14 +108,16 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
     reads = tuple(dict.fromkeys(op.obj for op in loads))
     if stores[0].obj in reads:
         return None  # (`out[i] = out[i] * k`: the logged strip handles it)
-    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads, stores[0].obj)
+    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads)
 
 
-def _index_step(op: O.BinOp, item: O.Value) -> bool:
-    return op.op in ("+", "-") and op.lhs is item and isinstance(op.rhs, O.Const) and type(op.rhs.value) is int
+def index_step(op: O.Value, item: O.Value) -> bool:
+    """``item + c`` or ``item - c`` for a constant c."""
+    return isinstance(op, O.BinOp) and op.op in ("+", "-") and op.lhs is item and isinstance(op.rhs, O.Const)
 
 
-def _indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
+def indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
+    """The index values of an element access, one per dimension given."""
     return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
 
 
@@ -128,13 +129,10 @@ def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlo
         return False
     if isinstance(op.obj, O.Op) and op.obj.block is body:
         return False
-    indices = _indices(op)
-    if len(indices) != t.ndim:
+    items = indices(op)
+    if len(items) != t.ndim or not (items[-1] is item or index_step(items[-1], item)):
         return False
-    last = indices[-1]
-    if not (last is item or (isinstance(last, O.BinOp) and _index_step(last, item))):
-        return False
-    return all(_invariant(ix, body) and value_type(ix) == INT for ix in indices[:-1])
+    return all(_invariant(ix, body) and value_type(ix) == INT for ix in items[:-1])
 
 
 def _invariant(v: O.Value, body: BasicBlock) -> bool:
@@ -158,7 +156,7 @@ def bounds_ready(lw: "FunctionLowering", plan: VectorPlan) -> bool:
     from ..ir.bounds import in_bounds
 
     for op in plan.loads + (plan.store,):
-        for k, index in enumerate(_indices(op)):
+        for k, index in enumerate(indices(op)):
             proven = in_bounds(index, op.obj, k) or lw.branch_facts.in_bounds(op.block, index, op.obj, k)
             if not proven and (op, k) not in lw.prechecked:
                 return False
@@ -170,7 +168,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     iterations are left and none has failed in this call (`failed`, shared with the
     logged strips), then fall through to them and the ordinary ForIter. Nothing is
     emitted when some index is not known to be in bounds (`bounds_ready`)."""
-    from .strips import StripLog, StripPlan, _byte_range
+    from .strips import StripLog, StripPlan, _overlap
 
     em = lw.em
     b = em.builder
@@ -190,11 +188,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     if not bounds_ready(lw, plan):
         return
     # An array read that overlaps the one written keeps the loop out of groups.
-    lo_w, hi_w = _byte_range(lw, plan.written)
-    refused: ir.Value = b.load(log.flag)
-    for r in plan.reads:
-        lo, hi = _byte_range(lw, r)
-        refused = b.or_(refused, b.and_(b.icmp_unsigned("<", lo, hi_w), b.icmp_unsigned("<", lo_w, hi)))
+    refused = b.or_(b.load(log.flag), _overlap(lw, StripPlan(body, reads=plan.reads, writes=(plan.store.obj,))))
     head, group, done = em.block("group.head"), em.block("group.body"), em.block("group.done")
     leave, back = em.block("group.leave"), em.block("group.back")
     before = b.block

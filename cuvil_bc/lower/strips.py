@@ -53,7 +53,7 @@ from ..typing.signatures import lookup
 from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType
 from . import refcount
 from .arrays import storage_type
-from .groups import VectorPlan, emit_groups, vector_plan
+from .groups import VectorPlan, emit_groups, index_step, indices, vector_plan
 from .ltypes import I1, I32, I64
 
 if TYPE_CHECKING:
@@ -181,15 +181,12 @@ def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBl
     which it is for distances with vector square roots.)"""
     t = value_type(op.obj)
     assert isinstance(t, ArrayType)
-    indices = _indices(op)
-    for k, index in enumerate(indices):
+    for k, index in enumerate(indices(op)):
         if not _depends_on(index, {item}, body):
             continue
         if k != t.ndim - 1 or not t.unit_stride:
             return False
-        if index is not item and not (
-            isinstance(index, O.BinOp) and index.op in ("+", "-") and index.lhs is item and isinstance(index.rhs, O.Const)
-        ):
+        if index is not item and not index_step(index, item):
             return False
     return True
 
@@ -203,15 +200,11 @@ def moving_stores(body: BasicBlock) -> set[O.StoreItem]:
     out = set()
     for op in body.ops:
         if isinstance(op, O.StoreItem):
-            indices = _indices(op)
-            fixed = all(not (isinstance(ix, O.Op) and ix.block is body) for ix in indices[:-1])
-            if fixed and _depends_on(indices[-1], {item}, body):
+            items = indices(op)
+            fixed = all(not (isinstance(ix, O.Op) and ix.block is body) for ix in items[:-1])
+            if fixed and _depends_on(items[-1], {item}, body):
                 out.add(op)
     return out
-
-
-def _indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
-    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
 
 
 def _safe_call(op: O.Call) -> bool:
