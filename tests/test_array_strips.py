@@ -322,3 +322,30 @@ def test_distances_into_the_points_themselves() -> None:
 def test_distances_match_cpython(a: np.ndarray) -> None:
     assume(a.shape[1] >= 2)
     check(DISTANCES, a, np.zeros((a.shape[0], a.shape[0])))
+
+
+COLUMNS_AFTER_WRITES = build(
+    """
+def f(a, out):
+    for i in range(len(out)):
+        out[i] = a[i, 0] + 1.0
+    for i in range(len(out)):
+        out[i] = out[i] * a[i, 2]
+    return len(out)
+"""
+)
+
+
+def test_constant_column_indices_are_tested_before_the_loop() -> None:
+    # pts[j, 1] is tested once, before the strip (1 < pts.shape[1]): with no test
+    # left in it the strip of square roots vectorizes.
+    pts = np.random.default_rng(3).random((STRIP + 30, 2))
+    check(DISTANCES, pts, np.zeros((STRIP + 30, STRIP + 30)))
+    assert "@llvm.sqrt.v" in DISTANCES.inspect_llvm()
+    # A missing column raises NumPy's IndexError where CPython does: in the second
+    # loop, after the first one has written every element.
+    for cols in (1, 2, 3, 5):
+        check_with(COLUMNS_AFTER_WRITES, lambda cols=cols: (np.arange(40.0 * cols).reshape(40, cols), np.zeros(40)))
+        check_with(DISTANCES, lambda cols=cols: (np.ones((7, cols)), np.zeros((7, 7))))
+    check_with(COLUMNS_AFTER_WRITES, lambda: (np.ones((0, 1)), np.zeros(0)))  # no iteration: no error
+    assert native_ran(COLUMNS_AFTER_WRITES)

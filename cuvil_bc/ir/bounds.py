@@ -12,7 +12,9 @@ An int value gets a lower bound (a constant) and an exclusive upper bound of the
   where a `start` that is not a constant contributes its own lower bound;
 * ``x + c`` and ``x - c`` for a constant ``c``;
 * ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``;
-* ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first).
+* ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first);
+* a constant ``c``: ``[c, c + 1)`` (``pts[j, 1]``: one test of ``2 <= extent`` before
+  a loop covers it, `codegen.early_bounds_guards`).
 
 ``i - 1`` for such a loop item ``i`` is ``[-1, extent)``: NumPy's wrap of -1 brings it
 in bounds (`in_bounds_after_wrap`).
@@ -91,6 +93,9 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
     found = _range_item(v)
     if found is not None:
         return found
+    c = _const_int(v)
+    if c is not None:
+        return c, (None, 0, c + 1)
     from ..typing.types import INT  # (np.int64 % 0 gives 0 with a warning: only ints)
 
     if isinstance(v, O.BinOp) and v.op == "%" and v.type == INT:
