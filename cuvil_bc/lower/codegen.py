@@ -31,6 +31,7 @@ from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
+from .untested import UntestedFloats
 
 
 class Callee(Protocol):
@@ -127,7 +128,8 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
-        self.propagating: dict[O.Value, bool] = {}  # see `propagates`
+        self.untested: UntestedFloats | None = None  # a function that only reads: who tests what
+        self.carried: dict[O.Op, bool] = {}  # see `carries_math_error`
         self._covered: dict[O.Op, bool] = {}  # see `covered`
         self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
@@ -158,6 +160,7 @@ class FunctionLowering:
             for op in self.fn.ops()
         ):
             self.em.prepare_warnings()
+            self.untested = UntestedFloats(self.fn, self.uses, self.carries_math_error)
         self.em.builder.position_at_end(self.em.alloca_block)
         for a, llarg in zip(self.fn.args, self.llfn.args):
             if isinstance(a.type, ArrayType):  # lengths are >= 0: `0 <= i < n` is one test
@@ -314,14 +317,18 @@ class FunctionLowering:
         b = self.em.builder
         em = self.em
         em.float_error_check = "precise"
-        if self.em.warned is not None and not isinstance(op, O.Phi) and not self.propagates(op):
-            if self.absorbs_check(op):
+        dead_end = False
+        if self.untested is not None and not isinstance(op, O.Phi):
+            tested = self.untested.tests.get(op, [])
+            if self.absorbs_check(op, tested):
                 em.float_error_check = "conservative"  # its own test covers its operand
             else:
-                self.consumer_checks(op)
-            if self.defers_math_error(op):
+                self.consumer_checks(tested)
+            if self.carries_math_error(op):
+                em.float_error_check = "carried"  # tested as a carrier (untested.py)
+            elif self.defers_math_error(op):
                 em.float_error_check = "deferred"
-        dead_end = self.em.warned is not None and self.propagates(op) and not self.reaches_consumer(op)
+            dead_end = op in self.untested.self_test
         if isinstance(op, O.Phi):
             lltype = llvm_type(op.type)  # type: ignore[arg-type]
             if isinstance(lltype, ir.LiteralStructType):
@@ -525,8 +532,8 @@ class FunctionLowering:
         resume point (`covered`) needs no test of its own: "none". An op with such an
         operand tests its result for being finite at all: "conservative" (a deopt where
         NumPy might not warn costs only a resume). Every other op: "precise". In a
-        function that only reads, + - * are never tested where they run: their
-        consumers test (`consumer_checks`)."""
+        function that only reads, + - * are not tested here: `untested.py` decides
+        which later op tests them, or whether they test themselves."""
         if not self.fn.writes:
             return "none" if _chains(op) else "precise"
         if self.em.strip is not None and op in self.em.strip.absorbed:
@@ -557,56 +564,33 @@ class FunctionLowering:
             self._covered[op] = found
         return found
 
-    def propagates(self, v: O.Value, seen: set[O.Value] | None = None) -> bool:
-        """Whether `v` may carry an untested np.float64 ``+ - *`` result: such an op, or
-        a phi that one reaches. An infinity or a NaN survives ``+ - *``, so in a
-        function that only reads, nothing tests these ops themselves: an op that
-        consumes such a value in any other way (a compare, a call, a return, a
-        division...) tests it for being finite (`consumer_checks`). A non-finite value
-        there (a warning NumPy gave on the way, or an input that was already one) hands
-        the call back to CPython, which re-runs it exactly."""
-        if isinstance(v, O.BinOp):
-            return v.op in ("+", "-", "*") and v.type == NP_F64
-        if not isinstance(v, O.Phi):
-            return False
-        found = self.propagating.get(v)
-        if found is not None:
-            return found
-        seen = seen if seen is not None else set()
-        if v in seen:
-            return False
-        seen.add(v)
-        result = any(self.propagates(inc, seen) for _, inc in v.incoming)
-        if len(seen) == 1:
-            self.propagating[v] = result
-        return result
-
-    def reaches_consumer(self, v: O.Value, seen: set[O.Value] | None = None) -> bool:
-        """Whether some op that tests it (`consumer_checks`) uses `v`, directly or
-        through propagating ops and phis."""
-        seen = seen if seen is not None else set()
-        if v in seen:
-            return False
-        seen.add(v)
-        for user in self.uses.get(v, []):
-            if isinstance(user, O.Phi) or self.propagates(user):
-                if self.reaches_consumer(user, seen):
-                    return True
-            else:
-                return True
-        return False
-
-    def absorbs_check(self, op: O.Op) -> bool:
-        """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v`: a non-finite
-        `v` gives a non-finite root, so one test of the root that deopts on any
-        non-finite value (re-running the call, which warns or raises as CPython does)
-        replaces both the consumer's test of `v` and sqrt's own domain test."""
+    def absorbs_check(self, op: O.Op, tested: list[O.Value]) -> bool:
+        """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v` it must test
+        (`UntestedFloats.tests`): a non-finite `v` gives a non-finite root, so one test
+        of the root that deopts on any non-finite value (re-running the call, which
+        warns or raises as CPython does) replaces both the test of `v` and sqrt's own
+        domain test."""
         import math
 
         return (
             isinstance(op, O.Call) and isinstance(op.func, O.Const) and op.func.value is math.sqrt
-            and len(op.args) == 1 and not op.kwnames and self.propagates(op.args[0]) and value_type(op.args[0]) == NP_F64
+            and len(op.args) == 1 and not op.kwnames and tested == [op.args[0]] and value_type(op.args[0]) == NP_F64
         )
+
+    def carries_math_error(self, op: O.Op) -> bool:
+        """Whether ``math.sqrt(x)``, in a function that only reads, is tested like an
+        np.float64 sum (a carrier, `untested.py`) instead of testing its own result:
+        ``s += math.sqrt(...)`` then pays one test, after the loop, not one per root.
+        The root is non-finite wherever CPython would raise (a negative x gives NaN)
+        and wherever x is, and its value only reaches arithmetic and the return
+        (`defers_math_error`), so a failed test re-runs the call, which raises where
+        CPython does. Not other math functions: ``exp(-inf)`` is 0.0, a finite value
+        that would hide a non-finite x from later tests."""
+        found = self.carried.get(op)
+        if found is None:
+            found = isinstance(op, O.Call) and len(op.args) == 1 and _math_function(op) == "math.sqrt" and self.defers_math_error(op)
+            self.carried[op] = found
+        return found
 
     def defers_math_error(self, op: O.Op) -> bool:
         """Whether, in a function that only reads, the domain and range test of the
@@ -640,16 +624,14 @@ class FunctionLowering:
                 return False
         return True
 
-    def consumer_checks(self, op: O.Op) -> None:
-        """Test the untested np.float64 values `op` consumes (see `propagates`). Plain
-        float operands are tested together: their sum is non-finite when one of them
-        is (an infinity or NaN survives the addition; two finite values whose sum
-        overflows only cost a re-run), so ``peak - p > worst`` pays one test, not two."""
+    def consumer_checks(self, tested: list[O.Value]) -> None:
+        """Test the untested float values an op consumes (`UntestedFloats.tests`).
+        Plain float values are tested together: their sum is non-finite when one of
+        them is (an infinity or NaN survives the addition; two finite values whose sum
+        overflows only cost a re-run)."""
         em = self.em
         plain = []
-        for v in dict.fromkeys(op.operands()):
-            if not self.propagates(v):
-                continue
+        for v in tested:
             val, t = self.get(v)
             if base(t) == FLOAT:
                 plain.append(val)

@@ -297,6 +297,8 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
     if em.float_error_check == "conservative":  # any non-finite result (codegen.absorbs_check)
         em.deopt_if(not_finite(em, result))
         return
+    if em.float_error_check == "carried":  # a later op tests it (codegen.carries_math_error)
+        return
     if em.float_error_check == "deferred":  # any non-finite result, tested on return
         em.warn_if(not_finite(em, result))  # (codegen.defers_math_error)
         return

@@ -1,0 +1,180 @@
+"""Where a function that only reads tests its float values for being finite.
+
+NumPy warns when an np.float64 ``+ - *`` overflows or makes a NaN from numbers, and
+every such warning comes with a non-finite result. In a function that only reads, the
+warning is deferred (`Emitter.warn_if_not_finite`: a flag tested on return, which
+re-runs the call in CPython), and an op need not test its own result where a later
+test is certain to see it: an infinity or a NaN survives ``+ - *``. This module
+decides, once per function, which op tests which values.
+
+* A *carrier* may hold a non-finite value that nothing has tested yet: an np.float64
+  ``+ - *`` (a source), a `source` given by the caller (a deferred ``math.sqrt``,
+  `codegen.carries_math_error`), a Python float ``+ - *`` with a carrier operand, or a
+  carrying phi.
+* A carrier op is *covered* when a test of it is certain to follow: an op of its own
+  block that is not a carrier consumes it (a compare, a division, a call, the
+  return...: that op tests it, `tests`), or a covered carrier of its block uses it,
+  or its block jumps to a carrying phi that takes it.
+* A *carrying* phi is a loop's accumulator (``s += a[i] * b[i]``): the value it gets
+  on every back edge is derived from it by ``+ - *`` (once non-finite it stays so to
+  the loop's end), the loop is left only from its header, and what the header exits
+  to tests it (or jumps to an enclosing carrying phi that takes it).
+* A carrier op that is not covered tests itself (`self_test`).
+
+A phi that is not carrying carries nothing: each value it takes has been tested or is
+covered. So ``last = a[i] * b[i]`` tests every product, where a test of ``last``
+after the loop would miss an overflow in an earlier iteration, and a loop with a
+``return`` or ``break`` in it tests its sum where the sum is made.
+"""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..ir.verifier import dominators
+from ..typing.types import FLOAT, NP_F64
+
+
+def _arith(v: O.Value) -> bool:
+    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type in (FLOAT, NP_F64)
+
+
+class UntestedFloats:
+    def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]], source: Callable[[O.Op], bool]) -> None:
+        self.uses = uses
+        self.source = source
+        self.loops = _natural_loops(fn)
+        self._carrying: dict[O.Phi, bool] = {}
+        self._in_progress: set[O.Phi] = set()
+        #: per consumer: the carriers it tests before it runs
+        self.tests: dict[O.Op, list[O.Value]] = {}
+        #: carrier ops that nothing covers: each tests its own result
+        self.self_test: set[O.Op] = set()
+        for block in fn.blocks:
+            for op in block.ops:
+                if isinstance(op, O.Phi):
+                    if self.carrying(op):
+                        for exit_block in self._exits(op.block):  # type: ignore[arg-type]
+                            self._tested_in(op, exit_block, record=True)
+                elif self.carrier(op) and not self._tested_in(op, block, record=True):
+                    self.self_test.add(op)
+
+    # -- carriers -------------------------------------------------------------------
+
+    def carrier(self, v: O.Value) -> bool:
+        if isinstance(v, O.Phi):
+            return self.carrying(v)
+        if isinstance(v, O.Call):
+            return self.source(v)
+        if not _arith(v):
+            return False
+        return v.type == NP_F64 or self.carrier(v.lhs) or self.carrier(v.rhs)  # type: ignore[attr-defined]
+
+    def carrying(self, phi: O.Phi) -> bool:
+        found = self._carrying.get(phi)
+        if found is not None:
+            return found
+        if phi in self._in_progress:
+            return False  # (its own back edge: whether it carries comes from elsewhere)
+        self._in_progress.add(phi)
+        try:
+            # (Whether a carrier reaches it does not matter: a phi that carries
+            # nothing costs one test, where the loop exits.)
+            found = phi.block in self.loops and self._sticky(phi) and self._exit_tested(phi)
+        finally:
+            self._in_progress.discard(phi)
+        if not self._in_progress:  # (inside another phi's question it may rest on a cut)
+            self._carrying[phi] = found
+        return found
+
+    def _sticky(self, phi: O.Phi) -> bool:
+        """Every back edge brings a value derived from `phi` by ``+ - *``: non-finite
+        whenever `phi` is."""
+        body = self.loops[phi.block]  # type: ignore[index]
+        return all(self._derived(v, phi, set()) for b, v in phi.incoming if b in body)
+
+    def _derived(self, v: O.Value, root: O.Phi, phis: set[O.Phi]) -> bool:
+        if v is root:
+            return True
+        if _arith(v):
+            return self._derived(v.lhs, root, phis) or self._derived(v.rhs, root, phis)  # type: ignore[attr-defined]
+        if isinstance(v, O.Call) and self.source(v):
+            return any(self._derived(a, root, phis) for a in v.args)
+        if isinstance(v, O.Phi):
+            if v in phis:
+                return True  # a cycle of phis: derived if what enters it is
+            phis.add(v)
+            return all(self._derived(x, root, phis) for x in v.operands())
+        return False
+
+    def _exits(self, header: BasicBlock) -> list[BasicBlock] | None:
+        """Where the loop of `header` exits to, or None when a block other than the
+        header leaves it (a ``break`` or a ``return`` in the loop)."""
+        body = self.loops[header]
+        exits = []
+        for block in body:
+            for succ in block.successors():
+                if succ not in body:
+                    if block is not header:
+                        return None
+                    exits.append(succ)
+        return exits
+
+    def _exit_tested(self, phi: O.Phi) -> bool:
+        exits = self._exits(phi.block)  # type: ignore[arg-type]
+        return exits is not None and all(self._tested_in(phi, exit_block) for exit_block in exits)
+
+    # -- who tests what ---------------------------------------------------------------
+
+    def covered(self, op: O.Op) -> bool:
+        """Whether a test of `op` is certain to follow (see the module docstring)."""
+        return self._tested_in(op, op.block)  # type: ignore[arg-type]
+
+    def _tested_in(self, v: O.Value, block: BasicBlock, record: bool = False) -> bool:
+        """Whether `block`, whenever it runs, tests `v` or hands it on to a test.
+        With `record`, the consumer that tests it is noted in `tests`."""
+        users = self.uses.get(v, [])
+        for user in users:
+            if user.block is block and not isinstance(user, O.Phi) and not self.carrier(user):
+                if record and v not in self.tests.setdefault(user, []):
+                    self.tests[user].append(v)
+                return True
+        for user in users:
+            if user.block is block and not isinstance(user, O.Phi) and self.covered(user):
+                return True
+        if isinstance(block.terminator, O.Jump):
+            target = block.terminator.target
+            for user in users:
+                if isinstance(user, O.Phi) and user.block is target and user.value_for(block) is v and self.carrying(user):
+                    return True
+        return False
+
+
+def _natural_loops(fn: Function) -> dict[BasicBlock, set[BasicBlock]]:
+    """Loop header -> the blocks of its loop (the header's natural loops, merged)."""
+    idom = dominators(fn)
+
+    def dominates(a: BasicBlock, b: BasicBlock | None) -> bool:
+        while b is not None:
+            if b is a:
+                return True
+            b = idom.get(b)
+        return False
+
+    preds = fn.predecessors()
+    loops: dict[BasicBlock, set[BasicBlock]] = {}
+    for block in fn.blocks:
+        if block not in idom:
+            continue  # unreachable
+        for succ in block.successors():
+            if dominates(succ, block):  # a back edge block -> succ
+                body = loops.setdefault(succ, {succ})
+                work = [block]
+                while work:
+                    b = work.pop()
+                    if b not in body:
+                        body.add(b)
+                        work.extend(p for p in preds[b] if p in idom)
+    return loops

@@ -1,0 +1,211 @@
+"""Which op tests which float value in a function that only reads (lower/untested.py).
+
+np.float64 ``+ - *`` are not tested where they run: a later op tests a value that is
+non-finite whenever theirs is, or they test themselves. Each shape here once lost a
+NumPy warning or a math ValueError, or is one where a test can be left out: the
+warnings, the results and the exceptions must be CPython's, whatever the inputs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+
+from cuvil_bc.testing import check, compile_source, native_ran, overflowing_vectors
+
+
+def build(src: str):  # type: ignore[no-untyped-def]
+    return compile_source(src, np=np, math=math)
+
+
+# The product of each iteration is overwritten by the next: only its own test can see
+# an overflow in an earlier iteration.
+OVERWRITTEN = build("def f(a, b):\n    last = 0.0\n    for i in range(len(a)):\n        last = a[i] * b[i]\n    return last\n")
+# A return inside the loop leaves without the sum reaching the final return.
+EARLY_RETURN = build(
+    """
+def f(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+        if a[i] > 100.0:
+            return 0.0
+    return s
+"""
+)
+BREAK = build(
+    """
+def f(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+        if b[i] < -5.0:
+            break
+    return len(a)
+"""
+)
+# The loop ends normally, but the block after it may return without the sum.
+SUM_NOT_RETURNED = build(
+    """
+def f(a, b, flag):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+    if flag:
+        return 1.0
+    return s
+"""
+)
+# Accumulated only on some iterations.
+CONDITIONAL = build(
+    """
+def f(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        if a[i] > 0.0:
+            s += a[i] * b[i]
+    return s
+"""
+)
+# An accumulator of the inner loop handed on to the outer loop's.
+NESTED = build(
+    """
+def f(a, b):
+    e = 0.0
+    for i in range(len(a)):
+        for j in range(len(b)):
+            d = a[i] - b[j]
+            e += d * d
+    return e
+"""
+)
+# A running maximum: the new worst value comes from a branch.
+RUNNING_MAX = build(
+    """
+def f(prices):
+    peak = prices[0]
+    worst = prices[0] * 0.0
+    for i in range(len(prices)):
+        p = prices[i]
+        if p > peak:
+            peak = p
+        if peak - p > worst:
+            worst = peak - p
+    return worst
+"""
+)
+# The square root's value is returned in a tuple and compared: each consumer tests.
+ROOTS = build(
+    """
+def f(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += math.sqrt(a[i] * a[i] - 1.0)
+    return s, s > 3.0
+"""
+)
+# The sum with a domain error in the square root and a return inside the loop.
+ROOT_EARLY_RETURN = build(
+    """
+def f(a):
+    s = 0.0
+    for i in range(len(a)):
+        s += math.sqrt(a[i])
+        if a[i] > 100.0:
+            return 0.0
+    return s
+"""
+)
+
+# A while loop: the first value comes from before the loop, which may not run at all.
+WHILE = build(
+    """
+def f(a, b):
+    s = a[0] * b[0]
+    i = 1
+    while i < len(a):
+        s = s + a[i] * b[i]
+        i += 1
+    return s
+"""
+)
+
+# exp(-inf) is 0.0: exp of an overflowing product must not be left to later tests.
+EXP_OF_PRODUCT = build("def f(a, b):\n    s = 0.0\n    for i in range(len(a)):\n        s += math.exp(a[i] * b[i])\n    return s\n")
+
+TWO_ARGS = [OVERWRITTEN, EARLY_RETURN, BREAK, CONDITIONAL, NESTED]
+PAIRS = [
+    ([1e300, 1.0], [1e300, 1.0]),  # overflow in the first iteration, then finite
+    ([1.0, 200.0], [1.0, 1.0]),
+    ([1e300, 200.0], [1e300, 1.0]),  # overflow, then the early return
+    ([2.0, 3.0, 1e200], [1.0, -10.0, 1e200]),  # break before the overflow
+    ([1e200, 3.0], [1e200, -10.0]),  # overflow, then the break
+    ([math.inf, 1.0], [0.0, 1.0]),  # inf * 0: invalid
+    ([math.nan, 1.0], [1.0, 1.0]),
+    ([-1e300, 2.0], [1e300, 1.0]),
+    ([], []),
+]
+
+
+@pytest.mark.parametrize("f", TWO_ARGS, ids=["overwritten", "early_return", "break", "conditional", "nested"])
+def test_warnings_of_every_iteration_are_cpythons(f) -> None:  # type: ignore[no-untyped-def]
+    for a, b in PAIRS:
+        check(f, np.array(a, dtype=np.float64), np.array(b, dtype=np.float64))
+    check(f, np.linspace(-3.0, 3.0, 500), np.linspace(1.0, 2.0, 500))
+    assert native_ran(f), f.explain()
+
+
+def test_a_sum_not_returned_is_tested_where_it_is_made() -> None:
+    for a, b in PAIRS:
+        for flag in (True, False):
+            check(SUM_NOT_RETURNED, np.array(a, dtype=np.float64), np.array(b, dtype=np.float64), flag)
+    assert native_ran(SUM_NOT_RETURNED)
+
+
+def test_a_while_loop_and_its_first_value() -> None:
+    for a, b in PAIRS[:-1]:
+        check(WHILE, np.array(a, dtype=np.float64), np.array(b, dtype=np.float64))
+        check(WHILE, np.array(a[:1], dtype=np.float64), np.array(b[:1], dtype=np.float64))  # no iteration
+    assert native_ran(WHILE)
+
+
+def test_running_max_sees_every_overflow() -> None:
+    for prices in ([1.0, 2.0, 0.5], [1e308, -1e308, 3.0], [1.0, math.inf, math.inf], [math.inf, 1.0], [math.nan, 2.0, 1.0], [1.0, math.nan, 3.0], [-1e308, 1e308, -1e308]):
+        check(RUNNING_MAX, np.array(prices))
+    assert native_ran(RUNNING_MAX)
+
+
+def test_square_roots() -> None:
+    for a in ([2.0, 3.0], [0.5, 2.0], [math.inf, 2.0], [math.nan], [1e200, 2.0], [1.0] * 50 + [0.0]):
+        check(ROOTS, np.array(a))
+    for a in ([1.0, 4.0], [-1.0, 200.0], [4.0, 200.0, -1.0], [-1.0, 4.0]):
+        check(ROOT_EARLY_RETURN, np.array(a))
+    assert native_ran(ROOTS) and native_ran(ROOT_EARLY_RETURN)
+
+
+def test_only_square_roots_hand_their_test_on() -> None:
+    for a, b in ([-1e300, 1.0], [1e300, 1.0]), ([1.0, 2.0], [-1.0, 0.5]), ([1e300, 2.0], [-1e300, 1.0]):
+        check(EXP_OF_PRODUCT, np.array(a), np.array(b))
+    assert native_ran(EXP_OF_PRODUCT)
+
+
+@given(overflowing_vectors(12), overflowing_vectors(12))
+@settings(max_examples=150, deadline=None)
+def test_shapes_match_cpython(a: np.ndarray, b: np.ndarray) -> None:
+    n = min(len(a), len(b))
+    for f in TWO_ARGS:
+        check(f, a[:n], b[:n])
+    check(SUM_NOT_RETURNED, a[:n], b[:n], n % 2 == 0)
+    if len(a):
+        check(RUNNING_MAX, a)
+
+
+def test_accumulators_are_tested_once() -> None:
+    # The point of the analysis: an accumulator's adds are tested once, after the
+    # loop, so the loop has no test in it and LLVM vectorizes it (its adds in order).
+    NESTED(np.ones(64), np.ones(64))
+    assert re.search(r"fsub <\d+ x double>", NESTED.inspect_llvm())
