@@ -200,6 +200,8 @@ def test_shapes_match_cpython(a: np.ndarray, b: np.ndarray) -> None:
     for f in TWO_ARGS:
         check(f, a[:n], b[:n])
     check(SUM_NOT_RETURNED, a[:n], b[:n], n % 2 == 0)
+    if n:
+        check(WHILE, a[:n], b[:n])
     if len(a):
         check(RUNNING_MAX, a)
 

@@ -48,6 +48,11 @@ class UntestedFloats:
         self.loops = _natural_loops(fn)
         self._carrying: dict[O.Phi, bool] = {}
         self._in_progress: set[O.Phi] = set()
+        self._visiting: set[tuple[int, BasicBlock]] = set()  # (value, block) on the path asked about
+        #: `_tested_in` follows every path out of a block: a function of many branches
+        #: could ask it exponentially often. Past this many questions the answer is
+        #: "not tested", and the values left test themselves (correct, slower).
+        self._budget = 50 * sum(len(b.ops) for b in fn.blocks)
         #: per consumer: the carriers it tests before it runs
         self.tests: dict[O.Op, list[O.Value]] = {}
         #: carrier ops that nothing covers: each tests its own result
@@ -56,8 +61,7 @@ class UntestedFloats:
             for op in block.ops:
                 if isinstance(op, O.Phi):
                     if self.carrying(op):
-                        for exit_block in self._exits(op.block):  # type: ignore[arg-type]
-                            self._tested_in(op, exit_block, record=True)
+                        self._exit_tested(op, record=True)
                 elif self.carrier(op) and not self._tested_in(op, block, record=True):
                     self.self_test.add(op)
 
@@ -122,9 +126,15 @@ class UntestedFloats:
                     exits.append(succ)
         return exits
 
-    def _exit_tested(self, phi: O.Phi) -> bool:
-        exits = self._exits(phi.block)  # type: ignore[arg-type]
-        return exits is not None and all(self._tested_in(phi, exit_block) for exit_block in exits)
+    def _exit_tested(self, phi: O.Phi, record: bool = False) -> bool:
+        """Whether every exit of the loop tests `phi`, or a value of the header that
+        is derived from it (a loop tested at its bottom leaves with ``s + a[i]``)."""
+        header = phi.block
+        exits = self._exits(header)  # type: ignore[arg-type]
+        if exits is None:
+            return False
+        leaving = [phi] + [op for op in header.ops if op is not phi and self._derived(op, phi, set())]  # type: ignore[union-attr]
+        return all(any(self._tested_along(v, header, e, record) for v in leaving) for e in exits)  # type: ignore[arg-type]
 
     # -- who tests what ---------------------------------------------------------------
 
@@ -133,8 +143,13 @@ class UntestedFloats:
         return self._tested_in(op, op.block)  # type: ignore[arg-type]
 
     def _tested_in(self, v: O.Value, block: BasicBlock, record: bool = False) -> bool:
-        """Whether `block`, whenever it runs, tests `v` or hands it on to a test.
-        With `record`, the consumer that tests it is noted in `tests`."""
+        """Whether `block`, whenever it runs, tests `v` or hands it on to a test:
+        an op of the block tests it, or a covered carrier of the block uses it, or
+        every edge out of the block hands it on (`_tested_along`). With `record`,
+        the consumers that test it are noted in `tests`."""
+        if (id(v), block) in self._visiting or self._budget <= 0:
+            return False  # around a loop (no test on the way), or asked too often
+        self._budget -= 1
         users = self.uses.get(v, [])
         for user in users:
             if user.block is block and not isinstance(user, O.Phi) and not self.carrier(user):
@@ -144,12 +159,20 @@ class UntestedFloats:
         for user in users:
             if user.block is block and not isinstance(user, O.Phi) and self.covered(user):
                 return True
-        if isinstance(block.terminator, O.Jump):
-            target = block.terminator.target
-            for user in users:
-                if isinstance(user, O.Phi) and user.block is target and user.value_for(block) is v and self.carrying(user):
-                    return True
-        return False
+        succs = block.successors()
+        self._visiting.add((id(v), block))
+        try:
+            return bool(succs) and all(self._tested_along(v, block, succ, record) for succ in succs)
+        finally:
+            self._visiting.discard((id(v), block))
+
+    def _tested_along(self, v: O.Value, src: BasicBlock, dst: BasicBlock, record: bool) -> bool:
+        """Whether the edge `src` -> `dst` hands `v` on to a test: a phi of `dst`
+        takes it and carries it or is tested in `dst`, or `dst` tests `v` itself."""
+        for phi in dst.phis():
+            if phi.value_for(src) is v and (self.carrying(phi) or self._tested_in(phi, dst, record)):
+                return True
+        return self._tested_in(v, dst, record)
 
 
 def _natural_loops(fn: Function) -> dict[BasicBlock, set[BasicBlock]]:
