@@ -211,3 +211,8 @@ def test_accumulators_are_tested_once() -> None:
     # loop, so the loop has no test in it and LLVM vectorizes it (its adds in order).
     NESTED(np.ones(64), np.ones(64))
     assert re.search(r"fsub <\d+ x double>", NESTED.inspect_llvm())
+    # Products that test themselves still vectorize: the test ors into a scalar
+    # integer, a reduction LLVM widens (a vector accumulator, one `vorpd` in scalar
+    # loops, kept it from vectorizing this one).
+    OVERWRITTEN(np.ones(64), np.ones(64))
+    assert re.search(r"fmul <\d+ x double>", OVERWRITTEN.inspect_llvm())

@@ -168,9 +168,17 @@ class UntestedFloats:
 
     def _tested_along(self, v: O.Value, src: BasicBlock, dst: BasicBlock, record: bool) -> bool:
         """Whether the edge `src` -> `dst` hands `v` on to a test: a phi of `dst`
-        takes it and carries it or is tested in `dst`, or `dst` tests `v` itself."""
+        takes it and carries it or is tested in `dst`, or `dst` tests `v` itself.
+        Into a loop header only a carrying phi may take it: a test inside the loop
+        would run on every iteration, where `v` (a rare branch's ``worst = peak - p``,
+        a value from before the loop) runs once."""
         for phi in dst.phis():
-            if phi.value_for(src) is v and (self.carrying(phi) or self._tested_in(phi, dst, record)):
+            if phi.value_for(src) is v and self.carrying(phi):
+                return True
+        if dst in self.loops:
+            return False
+        for phi in dst.phis():
+            if phi.value_for(src) is v and self._tested_in(phi, dst, record):
                 return True
         return self._tested_in(v, dst, record)
 
