@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
+from cuvil_bc.lower.untested import UntestedFloats
 from cuvil_bc.testing import check, compile_source, native_ran, overflowing_vectors
 
 
@@ -49,8 +50,7 @@ def f(a, b):
 """
 )
 # The loop ends normally, but the block after it may return without the sum.
-SUM_NOT_RETURNED = build(
-    """
+SUM_NOT_RETURNED_SRC = """
 def f(a, b, flag):
     s = 0.0
     for i in range(len(a)):
@@ -59,7 +59,7 @@ def f(a, b, flag):
         return 1.0
     return s
 """
-)
+SUM_NOT_RETURNED = build(SUM_NOT_RETURNED_SRC)
 # Accumulated only on some iterations.
 CONDITIONAL = build(
     """
@@ -72,8 +72,7 @@ def f(a, b):
 """
 )
 # An accumulator of the inner loop handed on to the outer loop's.
-NESTED = build(
-    """
+NESTED_SRC = """
 def f(a, b):
     e = 0.0
     for i in range(len(a)):
@@ -82,7 +81,7 @@ def f(a, b):
             e += d * d
     return e
 """
-)
+NESTED = build(NESTED_SRC)
 # A running maximum: the new worst value comes from a branch.
 RUNNING_MAX = build(
     """
@@ -122,8 +121,7 @@ def f(a):
 )
 
 # A while loop: the first value comes from before the loop, which may not run at all.
-WHILE = build(
-    """
+WHILE_SRC = """
 def f(a, b):
     s = a[0] * b[0]
     i = 1
@@ -132,7 +130,7 @@ def f(a, b):
         i += 1
     return s
 """
-)
+WHILE = build(WHILE_SRC)
 
 # exp(-inf) is 0.0: exp of an overflowing product must not be left to later tests.
 EXP_OF_PRODUCT = build("def f(a, b):\n    s = 0.0\n    for i in range(len(a)):\n        s += math.exp(a[i] * b[i])\n    return s\n")
@@ -216,3 +214,17 @@ def test_accumulators_are_tested_once() -> None:
     # loops, kept it from vectorizing this one).
     OVERWRITTEN(np.ones(64), np.ones(64))
     assert re.search(r"fmul <\d+ x double>", OVERWRITTEN.inspect_llvm())
+
+
+@pytest.mark.parametrize("budget", [0, 1, 3])
+def test_an_exhausted_budget_only_costs_speed(monkeypatch: pytest.MonkeyPatch, budget: int) -> None:
+    # Past its budget the analysis finds no test for what is left: those values test
+    # themselves, and a carrying phi whose exit test is not found again makes every
+    # value test itself. The results and warnings stay CPython's.
+    monkeypatch.setattr(UntestedFloats, "BUDGET_PER_OP", budget)
+    for src in (NESTED_SRC, WHILE_SRC, SUM_NOT_RETURNED_SRC):
+        f = build(src)
+        for a, b in PAIRS[:-1]:
+            args = (np.array(a), np.array(b)) + ((True,) if "flag" in src else ())
+            check(f, *args)
+        assert native_ran(f)

@@ -42,6 +42,11 @@ def _arith(v: O.Value) -> bool:
 
 
 class UntestedFloats:
+    #: `_tested_in` follows every path out of a block: a function of many branches
+    #: could ask it exponentially often. Past this many questions per op the answer
+    #: is "not tested", and the values left test themselves (correct, slower).
+    BUDGET_PER_OP = 50
+
     def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]], source: Callable[[O.Op], bool]) -> None:
         self.uses = uses
         self.source = source
@@ -49,21 +54,26 @@ class UntestedFloats:
         self._carrying: dict[O.Phi, bool] = {}
         self._in_progress: set[O.Phi] = set()
         self._visiting: set[tuple[int, BasicBlock]] = set()  # (value, block) on the path asked about
-        #: `_tested_in` follows every path out of a block: a function of many branches
-        #: could ask it exponentially often. Past this many questions the answer is
-        #: "not tested", and the values left test themselves (correct, slower).
-        self._budget = 50 * sum(len(b.ops) for b in fn.blocks)
+        budget = self.BUDGET_PER_OP * sum(len(b.ops) for b in fn.blocks)
+        self._budget = budget
         #: per consumer: the carriers it tests before it runs
         self.tests: dict[O.Op, list[O.Value]] = {}
         #: carrier ops that nothing covers: each tests its own result
         self.self_test: set[O.Op] = set()
-        for block in fn.blocks:
-            for op in block.ops:
-                if isinstance(op, O.Phi):
-                    if self.carrying(op):
-                        self._exit_tested(op, record=True)
-                elif self.carrier(op) and not self._tested_in(op, block, record=True):
-                    self.self_test.add(op)
+        ops = [op for block in fn.blocks for op in block.ops]
+        carrying = [op for op in ops if isinstance(op, O.Phi) and self.carrying(op)]
+        # Second pass, noting who tests what. An op's answer here is final (False: it
+        # tests itself); a carrying phi was decided in the first pass, and others
+        # rely on it: if its test cannot be found again (the budget), nothing may.
+        self._budget = budget
+        found_all = all(self._exit_tested(phi, record=True) for phi in carrying)
+        for op in ops:
+            if not isinstance(op, O.Phi) and self.carrier(op) and not self._tested_in(op, op.block, record=True):  # type: ignore[arg-type]
+                self.self_test.add(op)
+        if not found_all:  # every carrier tests itself; no phi carries
+            self._carrying = {op: False for op in ops if isinstance(op, O.Phi)}
+            self.tests = {}
+            self.self_test = {op for op in ops if not isinstance(op, O.Phi) and self.carrier(op)}
 
     # -- carriers -------------------------------------------------------------------
 
