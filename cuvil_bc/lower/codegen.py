@@ -570,11 +570,9 @@ class FunctionLowering:
         of the root that deopts on any non-finite value (re-running the call, which
         warns or raises as CPython does) replaces both the test of `v` and sqrt's own
         domain test."""
-        import math
-
         return (
-            isinstance(op, O.Call) and isinstance(op.func, O.Const) and op.func.value is math.sqrt
-            and len(op.args) == 1 and not op.kwnames and tested == [op.args[0]] and value_type(op.args[0]) == NP_F64
+            _math_function(op) == "math.sqrt" and len(op.args) == 1 and not op.kwnames  # type: ignore[attr-defined]
+            and tested == [op.args[0]] and value_type(op.args[0]) == NP_F64  # type: ignore[attr-defined]
         )
 
     def carries_math_error(self, op: O.Op) -> bool:
@@ -588,7 +586,7 @@ class FunctionLowering:
         that would hide a non-finite x from later tests."""
         found = self.carried.get(op)
         if found is None:
-            found = isinstance(op, O.Call) and len(op.args) == 1 and _math_function(op) == "math.sqrt" and self.defers_math_error(op)
+            found = _math_function(op) == "math.sqrt" and len(op.args) == 1 and self.defers_math_error(op)  # type: ignore[attr-defined]
             self.carried[op] = found
         return found
 
