@@ -173,12 +173,13 @@ def test_arrays_are_not_changed_and_references_are_kept() -> None:
 
 
 def test_unsupported_array_uses_fall_back() -> None:
-    writes = build("def f(a):\n    a[0] = 1.5\n    return a[0]\n")  # a float into an int64 array
-    check(writes, np.zeros(3, dtype=np.int64))
-    assert not native_ran(writes)
-    assert "storing a float into an array[int64, 1d, unit-stride]" in writes.explain()
+    sliced = build("def f(a):\n    b = a[1:]\n    return b[0]\n")  # slices run in CPython
+    check(sliced, np.arange(3))
+    check(sliced, np.arange(1))
+    assert not native_ran(sliced)
+    assert "slice" in sliced.explain()
     for dtype in ("float32", "int32", "uint8", "bool"):
-        check(SUM, np.ones(3, dtype=dtype))  # arithmetic on their elements runs in CPython
+        check(SUM, np.ones(3, dtype=dtype))  # NumPy promotion (bool: logical, in CPython)
     returns = build("def f(a, k):\n    x = a if k else None\n    return (x, 1)\n")
     check(returns, np.ones(2), 1)
     assert "may be unbound or None" in returns.explain()

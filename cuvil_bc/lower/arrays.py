@@ -51,13 +51,14 @@ def store_element(em: Emitter, ptr: ir.Value, dtype: str, value: Typed) -> None:
     """``a[i] = value`` as NumPy casts it: into float32 a Python int rounds twice (to a
     double, then to float32: NumPy converts it through a Python float) and an np.int64
     once; a float that overflows float32 deopts (NumPy warns); an int out of range of
-    an int dtype deopts (NumPy raises OverflowError); a bool array stores ``!= 0``."""
+    an int dtype deopts (NumPy raises OverflowError), and so does a float whose
+    truncation is (or a NaN or infinity); a bool array stores ``!= 0``."""
     b = em.builder
     v, t = value
     plain = (v, base(t))
     if dtype == "float64":
         item = em.as_float(plain)
-    elif dtype == "int64":
+    elif dtype == "int64" and base(t) != FLOAT:
         item = em.as_int(plain)
     elif dtype == "bool":
         if base(t) == FLOAT:
@@ -80,7 +81,14 @@ def store_element(em: Emitter, ptr: ir.Value, dtype: str, value: Typed) -> None:
                 )
                 em.deopt_if(overflow)  # RuntimeWarning: overflow encountered in cast
     else:
-        x = em.as_int(plain)
+        if base(t) == FLOAT:
+            # NumPy stores a float truncated towards zero where that fits the dtype
+            # (it raises ValueError or OverflowError, or warns, otherwise: deopt).
+            from .builtins import float_to_int
+
+            x = float_to_int(em, v)
+        else:
+            x = em.as_int(plain)
         bits = 8 * ITEMSIZE[dtype]
         if dtype == "uint64":
             lo, hi = 0, (1 << 63) - 1  # (values from 2**63 up deopt: not int64s)

@@ -9,10 +9,10 @@ from typing import Callable
 from llvmlite import binding as _llvm, ir
 
 from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
-from ..typing.types import BOOL, FLOAT, INT, ArrayType, TupleType, Type
+from ..typing.types import BOOL, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
-from .numeric import binop, compare, deopt_on_float_error, is_finite, truth
+from .numeric import binop, compare, deopt_on_float_error, is_finite, numpy_abs, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63
@@ -38,6 +38,8 @@ def float_to_int(em: Emitter, x: ir.Value) -> ir.Value:
 
 def _abs(em: Emitter, args: list[Typed], result: Type) -> Typed:
     (a,) = args
+    if isinstance(a[1], NpScalar):
+        return numpy_abs(em, a)
     if a[1] == FLOAT:
         return em.intrinsic("llvm.fabs.f64", F64, [a[0]]), FLOAT
     x = em.as_int(a)

@@ -19,7 +19,7 @@ from ..ir.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, 
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, lookup
+from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, NUMPY_OWN, Signature, as_number, lookup, result_type
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
@@ -469,12 +469,20 @@ class FunctionLowering:
         lowering = LOWERINGS[sig.name]
 
         def lower(vs: list[Typed]) -> Typed:
-            # Typing only lets NumPy scalars reach the builtins that see them as the
-            # Python numbers they convert to (math functions, float/int/bool).
-            vs = [(v, t.base) if isinstance(t, NpScalar) else (v, t) for v, t in vs]
-            return lowering(em, vs, _narrow_call(sig.rule, vs, t))
+            result = _narrow_call(sig, vs, t)
+            if sig.name not in NUMPY_OWN:  # NumPy scalars as the Python numbers they convert to
+                vs = [self.as_number(sig.name, k, v) for k, v in enumerate(vs)]
+            return lowering(em, vs, result)
 
         return em.split(args, t, lower)
+
+    def as_number(self, name: str, position: int, v: Typed) -> Typed:
+        """A NumPy scalar argument of a math function or float/int/bool as the Python
+        number it gives them (`signatures.as_number`)."""
+        number = as_number(name, position, v[1])
+        if number == FLOAT and base(v[1]) != FLOAT:
+            return self.em.as_float((v[0], base(v[1]))), FLOAT  # __float__: rounds as C does
+        return v[0], number
 
     def create(self, op: O.Call, name: str, args: list[Typed], t: Type) -> ir.Value:
         """``np.zeros(...)`` and the other creators (typing/creation.py)."""
@@ -1167,14 +1175,17 @@ def _narrow(result: object, vs: list[Typed], op: str) -> Type:
 
     if not isinstance(result, UnionType):
         return result  # type: ignore[return-value]
-    return binop_type(op, vs[0][1], vs[1][1]) if op != "**" or FLOAT in (vs[0][1], vs[1][1]) else result
+    if op != "**" or FLOAT in (vs[0][1], vs[1][1]) or any(isinstance(t, NpScalar) for _, t in vs):
+        return binop_type(op, vs[0][1], vs[1][1])
+    return result  # int ** int: int_pow decides by the exponent's sign
 
 
-def _narrow_call(rule: object, vs: list[Typed], result: Type) -> Type:
+def _narrow_call(sig: Signature, vs: list[Typed], result: Type) -> Type:
+    """The result type for one concrete case of a call with split union arguments."""
     if not isinstance(result, UnionType):
         return result
     try:
-        return rule(tuple(t for _, t in vs))  # type: ignore[operator, no-any-return]
+        return result_type(sig, tuple(t for _, t in vs))
     except Exception:
         return result
 

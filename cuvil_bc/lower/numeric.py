@@ -11,7 +11,7 @@ import math
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -46,6 +46,9 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
 
 def unary(em: Emitter, op: str, v: Typed) -> Typed:
     b = em.builder
+    if is_numpy(v) and op == "~" and v[1].name.startswith("uint"):  # type: ignore[union-attr]
+        mask = (1 << (8 * ITEMSIZE[v[1].name])) - 1  # type: ignore[union-attr]
+        return b.xor(v[0], em.i64(mask)), v[1]  # the complement within the dtype's bits
     if is_numpy(v) and op != "not":
         val, _ = unary(em, op, _plain(v))  # -x overflows only for INT64_MIN, where NumPy warns
         if isinstance(v[1], NpScalar) and v[1].narrow and v[1].base == INT:
@@ -63,6 +66,25 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
     if op == "~":
         return b.xor(x, em.i64(-1)), INT
     return x, INT  # unary plus of an int or bool is an int
+
+
+def numpy_abs(em: Emitter, v: Typed) -> Typed:
+    """``abs()`` of a NumPy scalar, which keeps its dtype: the absolute value of an
+    int that has none in its dtype (-128 for int8, -2**63) deopts (NumPy wraps and
+    warns); unsigned ints and np.bool are their own absolute values."""
+    val, t = v
+    assert isinstance(t, NpScalar)
+    b = em.builder
+    if t.base == FLOAT:
+        return em.intrinsic("llvm.fabs.f64", F64, [val]), t  # a float32 too: exact in a double
+    if t.base == BOOL or t.name.startswith("uint"):
+        return val, t
+    negative = b.icmp_signed("<", val, em.i64(0))
+    if t == NP_I64:
+        return b.select(negative, em.checked("ssub", em.i64(0), val), val), t
+    magnitude = b.select(negative, b.sub(em.i64(0), val), val)
+    _deopt_outside(em, magnitude, t.name)
+    return magnitude, t
 
 
 def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
@@ -383,6 +405,12 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
     lowering computes it (and already deopts on int64 overflow and zero divisors, where
     NumPy warns). NumPy also warns where Python is silent: a float64 result that is an
     infinity from finite operands (overflow) or a NaN from numbers (invalid value)."""
+    if op == "**":
+        assert isinstance(result, NpScalar)
+        return numpy_power(em, a, c, result)
+    if op in ("<<", ">>"):
+        assert isinstance(result, NpScalar)
+        return numpy_shift(em, op, a, c, result)
     if isinstance(result, NpScalar) and result.narrow:
         return narrow_binop(em, op, a, c, result)
     plain = base(result)
@@ -410,6 +438,89 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
 
 
 _WRAPPING = {"+": "sadd", "-": "ssub", "*": "smul"}
+
+
+def numpy_power(em: Emitter, a: Typed, c: Typed, result: NpScalar) -> Typed:
+    """``a ** c`` with a NumPy scalar, in NumPy's result dtype (`rules.numpy_power_type`).
+
+    float64: C's pow, the function NumPy's scalar power calls, on both operands
+    converted to double; where NumPy warns (an infinity from finite operands, a NaN
+    from numbers) the call deopts. Ints: NumPy multiplies in the dtype and wraps
+    silently, so its result is the exact power modulo 2**bits, which wrapping int64
+    multiplications give too; a negative exponent (ValueError) and a Python int that
+    does not fit the dtype (OverflowError) deopt, and so does a uint64 power that an
+    int64 cannot hold."""
+    b = em.builder
+    if result.base == FLOAT:
+        x, y = em.as_float(_plain(a)), em.as_float(_plain(c))
+        r = em.libm("pow", F64, [x, y])
+        deopt_on_float_error(em, r, [x, y])
+        return r, result
+    for v in (a, c):
+        if v[1] == INT:
+            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    x, n = em.as_int(_plain(a)), em.as_int(_plain(c))
+    em.deopt_if(b.icmp_signed("<", n, em.i64(0)))
+    r = _wrapping_power(em, x, n)
+    bits = 8 * ITEMSIZE[result.name]
+    if bits < 64:
+        low = b.trunc(r, ir.IntType(bits))
+        r = b.zext(low, I64) if result.name.startswith("uint") else b.sext(low, I64)
+    elif result.name == "uint64":
+        em.deopt_if(b.icmp_signed("<", r, em.i64(0)))  # 2**63 or more: not an int64
+    return r, result
+
+
+def numpy_shift(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> Typed:
+    """``a << c`` and ``a >> c`` in NumPy's int result dtype of `bits` bits. For a
+    count in [0, bits) NumPy shifts in the dtype (a left shift wraps silently); for
+    any other count (negative ones included) it gives 0, or for ``>>`` of a negative
+    value -1. A Python int that does not fit the dtype deopts (OverflowError), and so
+    does a uint64 result that an int64 cannot hold."""
+    b = em.builder
+    for v in (a, c):
+        if v[1] == INT:
+            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    x, n = em.as_int(_plain(a)), em.as_int(_plain(c))
+    bits = 8 * ITEMSIZE[result.name]
+    counted = b.icmp_unsigned("<", n, em.i64(bits))  # a negative count is a huge size_t
+    count = b.select(counted, n, em.i64(0))
+    if op == ">>":
+        # Narrow values are sign- (zero-) extended: an int64 shift gives the dtype's.
+        beyond = b.select(b.icmp_signed("<", x, em.i64(0)), em.i64(-1), em.i64(0))
+        return b.select(counted, b.ashr(x, count), beyond), result
+    r = b.shl(x, count)
+    if bits < 64:
+        low = b.trunc(r, ir.IntType(bits))
+        r = b.zext(low, I64) if result.name.startswith("uint") else b.sext(low, I64)
+    r = b.select(counted, r, em.i64(0))
+    if result.name == "uint64":
+        em.deopt_if(b.icmp_signed("<", r, em.i64(0)))  # 2**63 or more: not an int64
+    return r, result
+
+
+def _wrapping_power(em: Emitter, x: ir.Value, n: ir.Value) -> ir.Value:
+    """x ** n modulo 2**64 for n >= 0, by squaring (no overflow flags: the products
+    wrap, as NumPy's do)."""
+    b = em.builder
+    first = b.select(b.icmp_signed("<", n, em.i64(0)), em.i64(0), n)  # (n < 0 deopted)
+    entry = b.block
+    loop, body, done = em.block("ipow.loop"), em.block("ipow.body"), em.block("ipow.done")
+    b.branch(loop)
+    b.position_at_end(loop)
+    acc, square, e = b.phi(I64), b.phi(I64), b.phi(I64)
+    acc.add_incoming(em.i64(1), entry)
+    square.add_incoming(x, entry)
+    e.add_incoming(first, entry)
+    b.cbranch(b.icmp_signed("==", e, em.i64(0)), done, body)
+    b.position_at_end(body)
+    odd = b.trunc(e, I1)
+    acc.add_incoming(b.select(odd, b.mul(acc, square), acc), body)
+    square.add_incoming(b.mul(square, square), body)
+    e.add_incoming(b.lshr(e, em.i64(1)), body)
+    b.branch(loop)
+    b.position_at_end(done)
+    return acc
 
 
 def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:

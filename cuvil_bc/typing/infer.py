@@ -18,7 +18,7 @@ from ..ir import ops as O
 from ..ir.function import Function
 from . import rules
 from .creation import creation, creator_name
-from .signatures import lookup
+from .signatures import lookup, result_type
 from .types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, NpScalar, ObjType, TupleType, UnionType,
     Type, base, join, options, typeof, union_of,
@@ -223,19 +223,9 @@ class Inferencer:
             raise Unsupported(f"{sig.name}() with {len(argtypes)} arguments")
         if sig.name == "len" and len(argtypes) == 1 and isinstance(argtypes[0], ArrayType):
             return INT
-        if any(isinstance(t, (NpScalar, ArrayType)) for t in argtypes):
-            if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
-                raise Unsupported(f"{sig.name}() of a NumPy value")
-            if sig.name.startswith("math.") and any(isinstance(t, NpScalar) and t.narrow for t in argtypes):
-                raise Unsupported(f"{sig.name}() of a narrow NumPy scalar")
-            # np.int64 defines no __trunc__, and ldexp wants a real int exponent: both
-            # raise TypeError in CPython.
-            if (sig.name == "math.trunc" and argtypes[0] == NP_I64) or (sig.name == "math.ldexp" and argtypes[1:] and argtypes[1] == NP_I64):
-                raise Unsupported(f"{sig.name}() of an np.int64 (TypeError in CPython)")
-            # math functions and the conversions see NumPy scalars as the Python
-            # numbers they convert to (__float__, __int__, __bool__).
-            argtypes = tuple(base(t) for t in argtypes)
-        return _split(list(argtypes), lambda *a: sig.rule(tuple(a)))
+        if any(isinstance(t, ArrayType) for t in argtypes):
+            raise Unsupported(f"{sig.name}() of a NumPy array")
+        return _split(list(argtypes), lambda *a: result_type(sig, tuple(a)))
 
 
 def array_item_type(seq: ArrayType, index: Type | None) -> Type:
@@ -263,10 +253,9 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
         raise Unsupported("assignment to a read-only array (ValueError in NumPy)")
     if isinstance(array_item_type(seq, index), ArrayType):
         raise Unsupported("assignment to a row of an array (NumPy broadcasts it)")
-    # NumPy converts any number into a float or bool array; an int array takes ints and
-    # bools (a float would be truncated: not compiled). Out-of-range ints deopt.
-    kinds = (INT, BOOL) if seq.dtype not in ("float64", "float32", "bool") else (INT, BOOL, FLOAT)
-    if base(value) not in kinds:
+    # NumPy converts any number into an array of any of these dtypes (an int array
+    # truncates a float); values it cannot convert deopt (arrays.store_element).
+    if base(value) not in (INT, BOOL, FLOAT):
         raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
 

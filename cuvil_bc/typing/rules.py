@@ -5,7 +5,7 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from .types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
@@ -41,12 +41,12 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
 def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     """NumPy 2's rules (NEP 50) for a NumPy scalar with a NumPy or Python scalar: the
     kind is Python's for the same representations, the result a NumPy scalar."""
-    if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
-        return narrow_binop_type(op, a, b)
     if NP_BOOL in (a, b):
         raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
     if op == "**":
-        raise Unsupported("'**' on NumPy scalars")
+        return numpy_power_type(a, b)
+    if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
+        return narrow_binop_type(op, a, b)
     if base(a) not in NUMERIC or base(b) not in NUMERIC:
         raise Unsupported(f"'{op}' between {a} and {b}")
     return NP_F64 if binop_type(op, base(a), base(b)) == FLOAT else NP_I64
@@ -71,15 +71,33 @@ def narrow_dtype(a: Type, b: Type) -> str:
     return np.result_type(operand(a), operand(b)).name
 
 
+def numpy_power_type(a: Type, b: Type) -> Type:
+    """``**`` with a NumPy scalar: NumPy's power in the promoted dtype. An integer
+    power wraps silently (a negative exponent raises ValueError). A float64 power with
+    an np.float64 operand is C's pow, which NumPy's scalar code calls (and warns where
+    it overflows, divides by zero or is invalid). Any other float64 power (``i ** 0.5``
+    for an np.int64 i) goes through NumPy's ufunc loop, whose SIMD pow differs from
+    C's in the last bit on some CPUs: it does not compile, nor do float32 powers."""
+    dtype = narrow_dtype(a, b)
+    if dtype.startswith(("int", "uint")) and dtype in ITEMSIZE:
+        return NpScalar(dtype)
+    if dtype == "float64" and NP_F64 in (a, b):
+        return NP_F64
+    raise Unsupported(f"'**' on {a} and {b} (NumPy's ufunc pow)" if dtype == "float64" else f"'**' giving an np.{dtype}")
+
+
 def narrow_binop_type(op: str, a: Type, b: Type) -> Type:
-    """``+ - * / // %`` with a float32 or int8-32/uint8-32 scalar, as NumPy 2 types
-    them. Bitwise ops, shifts and powers do not compile."""
-    if op not in ("+", "-", "*", "/", "//", "%"):
+    """``+ - * / // % & | ^ << >>`` with a float32 or int8-32/uint8-64 scalar, as
+    NumPy 2 types them (bitwise ops and shifts of ints only: NumPy raises TypeError
+    for floats)."""
+    if op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^", "<<", ">>"):
         raise Unsupported(f"'{op}' on {a} and {b}")
     dtype = narrow_dtype(a, b)
     kind = "f" if dtype.startswith("float") else "b" if dtype == "bool" else "i"
     if kind == "b":
         raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
+    if kind == "f" and op in ("&", "|", "^", "<<", ">>"):
+        raise Unsupported(f"'{op}' on {a} and {b} (TypeError in NumPy)")
     if op == "/" and kind == "i":
         dtype = "float64"
     if dtype == "float32" and op in ("//", "%"):
@@ -93,6 +111,8 @@ def unary_type(op: str, a: Type) -> Type:
             return BOOL
         if a.narrow:
             if op in ("-", "+") and a.name != "bool":
+                return a
+            if op == "~" and a.base == INT and a.name != "uint64":  # (~ of a uint64 is 2**63 or more)
                 return a
             raise Unsupported(f"unary '{op}' of {a}")
         if a == NP_I64 or (a == NP_F64 and op in ("-", "+")):

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, RANGE, TupleType, Type
+from .types import BOOL, FLOAT, INT, NONE, NP_F64, RANGE, NpScalar, TupleType, Type, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INTEGRAL = (BOOL, INT)
@@ -61,12 +61,14 @@ def _bool_result(name: str) -> Signature:
 
 
 def _abs(ts: tuple[Type, ...]) -> Type:
+    if isinstance(ts[0], NpScalar):
+        return ts[0]  # NumPy's absolute keeps the dtype (np.bool included)
     _need(ts, NUMERIC, "abs")
     return FLOAT if ts[0] == FLOAT else INT
 
 
 def _minmax(ts: tuple[Type, ...]) -> Type:
-    _need(ts, NUMERIC, "min/max")
+    _need(tuple(base(t) for t in ts), NUMERIC, "min/max")
     from .types import union_of
 
     return union_of(list(ts))  # the result is one of the arguments, with its type
@@ -105,7 +107,7 @@ def _pow(ts: tuple[Type, ...]) -> Type:
     from .rules import binop_type
 
     if len(ts) == 3:
-        _need(ts, INTEGRAL, "pow() with a modulus")
+        _need(ts, INTEGRAL, "pow() with a modulus")  # (NumPy scalars too: not compiled)
         return INT
     return binop_type("**", ts[0], ts[1])
 
@@ -175,6 +177,38 @@ for _n in VIA_CPYTHON:
     _TABLE[getattr(math, _n)] = _float_fn(_n, 2 if _n in ("hypot", "remainder") else 1)
 
 
+#: Builtins whose rules take NumPy scalars as they are: NumPy's own methods run
+#: (``__abs__``, ``__pow__``, comparisons), and the result keeps a NumPy type.
+NUMPY_OWN = frozenset({"abs", "min", "max", "pow"})
+
+
+def result_type(sig: Signature, ts: tuple[Type, ...]) -> Type:
+    """The result type of `sig` for concrete (non-union) argument types. A NumPy
+    scalar reaches `math` functions and float()/int()/bool() as the Python number
+    they convert it to (`as_number`), and abs/min/max/pow as itself."""
+    if not any(isinstance(t, NpScalar) for t in ts) or sig.name in NUMPY_OWN:
+        return sig.rule(ts)
+    if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
+        raise Unsupported(f"{sig.name}() of a NumPy value")
+    return sig.rule(tuple(as_number(sig.name, k, t) for k, t in enumerate(ts)))
+
+
+def as_number(name: str, position: int, t: Type) -> Type:
+    """The Python number that argument `position` of `name` (a math function or
+    float/int/bool) is, when it is the NumPy scalar `t`: the number it holds, except
+    that math.floor and math.ceil see a NumPy int through ``__float__`` (NumPy ints
+    have no ``__floor__``, so beyond 2**53 the value rounds first, as CPython does)."""
+    if not isinstance(t, NpScalar):
+        return t
+    if name == "math.trunc" and t != NP_F64:
+        raise Unsupported(f"math.trunc() of an {t} (TypeError in CPython: no __trunc__)")
+    if name == "math.ldexp" and position == 1:
+        raise Unsupported(f"math.ldexp() with an {t} exponent (TypeError in CPython)")
+    if name in ("math.floor", "math.ceil") and t.base == INT:
+        return FLOAT
+    return t.base
+
+
 def lookup(obj: object) -> Signature | None:
     try:
         return _TABLE.get(obj)
@@ -182,4 +216,4 @@ def lookup(obj: object) -> Signature | None:
         return None
 
 
-__all__ = ["Signature", "lookup", "NONE", "LIBM_UNARY", "LIBM_BINARY", "VIA_CPYTHON"]
+__all__ = ["Signature", "lookup", "result_type", "as_number", "NONE", "LIBM_UNARY", "LIBM_BINARY", "VIA_CPYTHON"]
