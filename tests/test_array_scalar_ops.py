@@ -231,3 +231,13 @@ def f(a, seed):
         equivalent(mix, st.tuples(vector(dtype), st.integers(0, 2**32 - 1)), max_examples=30)
     check(mix, np.arange(200, dtype=np.uint32), 2166136261)
     assert native_ran(mix)
+
+
+def test_bool_elements_promote_with_narrow_ints() -> None:
+    # np.bool with an int8 is int8 arithmetic in NumPy (np.bool with np.bool, or a
+    # power of a bool, is not compiled).
+    mixed = build("def f(a, b):\n    return a[0] + b[0], b[0] - a[0], a[0] * b[0], b[0] & a[0]\n")
+    equivalent(mixed, st.tuples(vector("bool"), vector("int8")), max_examples=40)
+    check(mixed, np.array([True]), np.array([127], dtype=np.int8))  # overflows: NumPy wraps and warns
+    check(mixed, np.array([True]), np.array([3], dtype=np.int8))
+    assert native_ran(mixed)

@@ -41,12 +41,12 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
 def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     """NumPy 2's rules (NEP 50) for a NumPy scalar with a NumPy or Python scalar: the
     kind is Python's for the same representations, the result a NumPy scalar."""
-    if NP_BOOL in (a, b):
-        raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
-    if op == "**":
+    if op == "**" and NP_BOOL not in (a, b):
         return numpy_power_type(a, b)
     if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
         return narrow_binop_type(op, a, b)
+    if NP_BOOL in (a, b):
+        raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
     if base(a) not in NUMERIC or base(b) not in NUMERIC:
         raise Unsupported(f"'{op}' between {a} and {b}")
     return NP_F64 if binop_type(op, base(a), base(b)) == FLOAT else NP_I64
