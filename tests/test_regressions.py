@@ -229,3 +229,28 @@ def f(a, b):
     check(f, 10, 3)
     check(f, 10, 0)
     assert native_ran(f)
+
+
+def test_union_values_handed_to_several_phis_at_once() -> None:
+    """Converting a branch's value for a successor's phi (here a ``float | int`` local
+    of the inner loop for the outer loop's phis) adds blocks; the phis took their
+    values from the block before the later conversions, which LLVM rejects ("PHI node
+    entries do not match predecessors"): the function ran interpreted with an
+    internal-error warning (found by a random program test)."""
+    import numpy as np
+
+    f = compile_source(
+        """
+def f(a, b, x):
+    s = 0
+    for i in range(len(a)):
+        for j in range(len(b)):
+            v = max(2.5, b[j] + x)
+            a[i] = v
+    return s
+"""
+    )
+    for a, b in ((np.zeros(3), np.arange(3)), (np.zeros(2, dtype=np.int64), np.arange(4)), (np.zeros(1), np.arange(0))):
+        check(f, a, b, 1)
+        check(f, a, b, -5)
+    assert native_ran(f)

@@ -873,15 +873,19 @@ class FunctionLowering:
         block = op.block
         assert block is not None
         edges: dict[BasicBlock, ir.Block] = {}
+        inputs: list[tuple[O.Phi, list[ir.Value], ir.Block | None]] = []
         for succ in op.successors():
             if isinstance(succ.terminator, O.Raise):
                 continue  # lowered as a bare deopt: its phis are never built
             edge = self.edge(block, succ) if self.track else None
             for phi in succ.phis():
-                vals = self.phi_leaves(phi, phi.value_for(block))
-                self.phi_inputs[(phi, block)] = (vals, edge if edge is not None else b.block)
+                inputs.append((phi, self.phi_leaves(phi, phi.value_for(block)), edge))
             if edge is not None:
                 edges[succ] = edge
+        # Converting a value for a phi (a union for a wider union) may add blocks: the
+        # branch comes from the last one, so every phi takes its values from there.
+        for phi, vals, edge in inputs:
+            self.phi_inputs[(phi, block)] = (vals, edge if edge is not None else b.block)
 
         def target(succ: BasicBlock) -> ir.Block:
             return edges.get(succ) or self.target(succ, block)  # type: ignore[arg-type]
