@@ -241,3 +241,16 @@ def test_bool_elements_promote_with_narrow_ints() -> None:
     check(mixed, np.array([True]), np.array([127], dtype=np.int8))  # overflows: NumPy wraps and warns
     check(mixed, np.array([True]), np.array([3], dtype=np.int8))
     assert native_ran(mixed)
+
+
+def test_ints_whose_common_dtype_is_float64() -> None:
+    # A uint64 with a signed int (NumPy's common dtype is float64), and np.int64 true
+    # division: NumPy converts both operands to doubles first, so beyond 2**53 the
+    # result is not the exactly rounded one Python's int arithmetic would give.
+    mixed = build("def f(a, b):\n    p = a[0]\n    q = b[0]\n    return p + q, p - q, p * q, p / q, p // q, p % q, q / b[-1], 7 / q\n")
+    wide = st.integers(0, 2**63 - 1).map(lambda v: v >> (v % 63))
+    signed = st.integers(-(2**63), 2**63 - 1).map(lambda v: v >> (abs(v) % 63))
+    equivalent(mixed, st.tuples(arrays("uint64", max_dims=1, elements=wide), arrays("int64", max_dims=1, elements=signed)), max_examples=150)
+    check(mixed, np.array([2**60 + 1], dtype=np.uint64), np.array([3, 2**62 + 5]))
+    check(mixed, np.array([5], dtype=np.uint64), np.array([0, 2]))  # NumPy warns: divide by zero
+    assert native_ran(mixed)

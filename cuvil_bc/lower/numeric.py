@@ -413,6 +413,10 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         return numpy_shift(em, op, a, c, result)
     if isinstance(result, NpScalar) and result.narrow:
         return narrow_binop(em, op, a, c, result)
+    if result == NP_F64 and FLOAT not in (base(a[1]), base(c[1])):
+        # Ints whose common dtype is float64 (a uint64 with a signed int): NumPy
+        # converts both to doubles (rounding beyond 2**53) and computes in float64.
+        a, c = (em.as_float(_plain(a)), NP_F64), (em.as_float(_plain(c)), NP_F64)
     plain = base(result)
     if result == NP_I64 and op in _WRAPPING and not em.precise and em.warned is not None:
         # NumPy wraps and warns: in a function that only reads, the wrapped value is
