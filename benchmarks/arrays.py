@@ -75,39 +75,59 @@ def first_call(fn, args) -> tuple[float, object]:  # type: ignore[no-untyped-def
     return time.perf_counter() - start, result
 
 
-def threads_speedup(fn, args, calls: int, reps: int = 15, warmup: int = 3) -> tuple[float, float]:  # type: ignore[no-untyped-def]
+def threads_speedup(fn, args, calls: int, reps: int = 20, warmup: int = 3) -> tuple[float, float]:  # type: ignore[no-untyped-def]
     """Throughput of two threads calling `fn` against one thread making the same
-    calls, as (best, median). Each round times `2 * calls` calls on one thread, then
-    `calls` calls on each of two threads at once; the first `warmup` rounds are not
-    counted.
+    calls, as (best, median). Each round times `2 * calls` calls on this thread, then
+    `calls` calls on each of two worker threads at once; the first `warmup` rounds
+    are not counted.
+
+    The two workers are started once and wait on a barrier between rounds: a thread
+    created per round starts on this VM up to several ms late (the scheduler first
+    queues it behind the busy worker), which measured thread creation, not the
+    kernel, and hit short kernels hardest.
 
     best = fastest one-thread round / fastest two-thread round: each configuration's
-    best of `reps`, as every other time in this file is taken. This is the ratio the
-    target is judged on. On these 2-vCPU VMs a two-thread round needs both vCPUs at
-    once, a one-thread round only one, so the host's interference (a thread that
-    waits several ms for its vCPU: wall time above its CPU time) lands mostly on the
-    two-thread rounds and drags a per-round ratio down for any code, Numba's and C's
-    included; the best of each filters it out the same way for both.
-    median = the median of the per-round ratios, printed beside it to show that noise."""
+    best of `reps`, as every other time in this file is taken, and the ratio the
+    target is judged on. A two-thread round needs both vCPUs at once and a one-thread
+    round only one, so the host's interference (a worker that waits for its vCPU, or
+    both workers queued on one) lands on two-thread rounds and drags per-round ratios
+    down for any code, Numba's and C's included; the best of each filters that out
+    alike for both. median = the median of the per-round ratios, printed beside it to
+    show that noise."""
 
     def work() -> None:
         for _ in range(calls):
             fn(*args)
 
     fn(*args)  # compiled before timing
+    go, done = threading.Barrier(3), threading.Barrier(3)
+    stopping = []
+
+    def worker() -> None:
+        while True:
+            go.wait()
+            if stopping:
+                return
+            work()
+            done.wait()
+
+    workers = [threading.Thread(target=worker, daemon=True) for _ in range(2)]
+    for t in workers:
+        t.start()
     ones, twos = [], []
     for _ in range(warmup + reps):
         start = time.perf_counter()
         work()
         work()
         ones.append(time.perf_counter() - start)  # 2 * calls on one thread
-        threads = [threading.Thread(target=work) for _ in range(2)]
         start = time.perf_counter()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        go.wait()
+        done.wait()
         twos.append(time.perf_counter() - start)  # 2 * calls on two threads
+    stopping.append(True)
+    go.wait()
+    for t in workers:
+        t.join()
     ones, twos = ones[warmup:], twos[warmup:]
     return min(ones) / min(twos), statistics.median(o / t for o, t in zip(ones, twos))
 
