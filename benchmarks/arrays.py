@@ -101,12 +101,12 @@ def threads_speedup(fn, args, calls: int, reps: int = 20, warmup: int = 3) -> tu
 
     fn(*args)  # compiled before timing
     go, done = threading.Barrier(3), threading.Barrier(3)
-    stopping = []
+    stopping = threading.Event()
 
     def worker() -> None:
         while True:
             go.wait()
-            if stopping:
+            if stopping.is_set():
                 return
             work()
             done.wait()
@@ -124,7 +124,7 @@ def threads_speedup(fn, args, calls: int, reps: int = 20, warmup: int = 3) -> tu
         go.wait()
         done.wait()
         twos.append(time.perf_counter() - start)  # 2 * calls on two threads
-    stopping.append(True)
+    stopping.set()
     go.wait()
     for t in workers:
         t.join()

@@ -254,3 +254,31 @@ def test_ints_whose_common_dtype_is_float64() -> None:
     check(mixed, np.array([2**60 + 1], dtype=np.uint64), np.array([3, 2**62 + 5]))
     check(mixed, np.array([5], dtype=np.uint64), np.array([0, 2]))  # NumPy warns: divide by zero
     assert native_ran(mixed)
+
+
+def test_builtins_of_values_that_may_be_numpy_scalars_or_python_numbers() -> None:
+    # A local that is a Python number on one path and an element on another: each
+    # case is lowered with its own result type (an int stays an int).
+    either = build(
+        """
+def f(a, k):
+    x = 0 if k else a[0]
+    y = 2.5 if k > 1 else a[-1]
+    return abs(x), max(x, y), min(y, 1), x ** 2, math.floor(x)
+"""
+    )
+    for dtype in ("int64", "float64", "int8", "uint16"):
+        equivalent(either, st.tuples(vector(dtype), st.integers(0, 2)), max_examples=30)
+    check(either, np.array([-3, 4]), 0)
+    assert native_ran(either)
+
+
+def test_a_split_call_gets_the_result_type_of_its_case() -> None:
+    from cuvil_bc.lower.codegen import _narrow_call
+    from cuvil_bc.typing.signatures import lookup
+    from cuvil_bc.typing.types import FLOAT, INT, NP_F64, NP_I64, UnionType
+
+    either = UnionType((INT, NP_I64))
+    assert _narrow_call(lookup(abs), [(None, NP_I64)], either) == NP_I64
+    assert _narrow_call(lookup(abs), [(None, INT)], either) == INT
+    assert _narrow_call(lookup(max), [(None, NP_F64), (None, FLOAT)], UnionType((FLOAT, NP_F64))) == UnionType((FLOAT, NP_F64))

@@ -19,7 +19,9 @@ from ..ir.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, 
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, NUMPY_OWN, Signature, as_number, lookup, result_type
+from ..errors import Unsupported
+from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, NUMPY_OWN, Signature, as_number, lookup
+from ..typing.signatures import result_type as call_result_type
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
@@ -366,7 +368,7 @@ class FunctionLowering:
         elif isinstance(op, O.BinOp):
             em.float_warning_check = self.float_warning_check(op)
             operands = self.weak_twins(operands)
-            val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op.op)))
+            val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)))
         elif isinstance(op, O.UnaryOp):
             val = em.split(operands, t, lambda vs: unary(em, op.op, vs[0]))
         elif isinstance(op, O.Compare):
@@ -1056,7 +1058,6 @@ class ResumeState:
         """Store the state and report the point, at the builder's position; return the
         owned arrays whose references go with it."""
         from .. import resume
-        from ..errors import Unsupported
 
         lw, em = self.lowering, self.lowering.em
         b = em.builder
@@ -1173,15 +1174,16 @@ def _leaf_type(t: ir.Type, path: list[int]) -> ir.Type:
     return t
 
 
-def _narrow(result: object, vs: list[Typed], op: str) -> Type:
-    """The result type for one concrete case of a binop on split union operands."""
+def _narrow(result: object, vs: list[Typed], op: O.BinOp) -> Type:
+    """The result type for one concrete case of a binop on split union operands, as
+    typing gave it for that case (`int ** int` with an exponent that is not a
+    constant is itself ``float | int``: int_pow decides by the exponent's sign)."""
     from ..typing.rules import binop_type
 
     if not isinstance(result, UnionType):
         return result  # type: ignore[return-value]
-    if op != "**" or FLOAT in (vs[0][1], vs[1][1]) or any(isinstance(t, NpScalar) for _, t in vs):
-        return binop_type(op, vs[0][1], vs[1][1])
-    return result  # int ** int: int_pow decides by the exponent's sign
+    rhs = op.rhs.value if isinstance(op.rhs, O.Const) else None
+    return binop_type(op.op, vs[0][1], vs[1][1], rhs)
 
 
 def _narrow_call(sig: Signature, vs: list[Typed], result: Type) -> Type:
@@ -1189,8 +1191,8 @@ def _narrow_call(sig: Signature, vs: list[Typed], result: Type) -> Type:
     if not isinstance(result, UnionType):
         return result
     try:
-        return result_type(sig, tuple(t for _, t in vs))
-    except Exception:
+        return call_result_type(sig, tuple(t for _, t in vs))
+    except Unsupported:  # (a combination typing never produced)
         return result
 
 

@@ -11,7 +11,7 @@ import math
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -47,8 +47,7 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
 def unary(em: Emitter, op: str, v: Typed) -> Typed:
     b = em.builder
     if is_numpy(v) and op == "~" and v[1].name.startswith("uint"):  # type: ignore[union-attr]
-        mask = (1 << (8 * ITEMSIZE[v[1].name])) - 1  # type: ignore[union-attr]
-        return b.xor(v[0], em.i64(mask)), v[1]  # the complement within the dtype's bits
+        return _wrap(em, b.xor(v[0], em.i64(-1)), v[1].name), v[1]  # type: ignore[union-attr]
     if is_numpy(v) and op != "not":
         val, _ = unary(em, op, _plain(v))  # -x overflows only for INT64_MIN, where NumPy warns
         if isinstance(v[1], NpScalar) and v[1].narrow and v[1].base == INT:
@@ -253,44 +252,43 @@ def int_pow(em: Emitter, x: ir.Value, y: ir.Value, result: Type) -> Typed:
 
 
 def _ipow_function(em: Emitter) -> ir.Function:
-    """``i1 cb.ipow(i64 base, i64 exp >= 0, i64* out)``: false on overflow."""
+    """``i1 cb.ipow(i64 base, i64 exp >= 0, i64* out)``: false if the power overflows
+    int64. `out` gets the power modulo 2**64 either way (every product wraps), which
+    is NumPy's int64 power (`numpy_power`)."""
     name = "cb.ipow"
     if name in em.module.globals:
         return em.module.globals[name]  # type: ignore[return-value]
     fn = ir.Function(em.module, ir.FunctionType(I1, [I64, I64, I64.as_pointer()]), name=name)
     fn.linkage = "internal"
     base0, exp0, out = fn.args
-    entry, loop, step, sq, done, fail = (fn.append_basic_block(n) for n in ("entry", "loop", "step", "sq", "done", "fail"))
+    entry, loop, step, done = (fn.append_basic_block(n) for n in ("entry", "loop", "step", "done"))
     b = ir.IRBuilder(entry)
     b.branch(loop)
     b.position_at_end(loop)
     acc = b.phi(I64)
     base = b.phi(I64)
     exp = b.phi(I64)
+    overflowed = b.phi(I1)
     acc.add_incoming(ir.Constant(I64, 1), entry)
     base.add_incoming(base0, entry)
     exp.add_incoming(exp0, entry)
+    overflowed.add_incoming(ir.Constant(I1, 0), entry)
     b.cbranch(b.icmp_signed("==", exp, ir.Constant(I64, 0)), done, step)
     b.position_at_end(step)
     odd = b.trunc(exp, I1)
     mul = b.call(_ovf(em, fn.module, "smul"), [acc, base])
-    acc2 = b.select(odd, b.extract_value(mul, 0), acc)
-    ovf1 = b.and_(odd, b.extract_value(mul, 1))
     exp2 = b.lshr(exp, ir.Constant(I64, 1))
-    b.cbranch(ovf1, fail, sq)
-    b.position_at_end(sq)
     sqr = b.call(_ovf(em, fn.module, "smul"), [base, base])
     # Squaring overflow only matters if the base is used again.
-    ovf2 = b.and_(b.extract_value(sqr, 1), b.icmp_signed("!=", exp2, ir.Constant(I64, 0)))
-    acc.add_incoming(acc2, sq)
-    base.add_incoming(b.extract_value(sqr, 0), sq)
-    exp.add_incoming(exp2, sq)
-    b.cbranch(ovf2, fail, loop)
+    ovf = b.or_(b.and_(odd, b.extract_value(mul, 1)), b.and_(b.extract_value(sqr, 1), b.icmp_signed("!=", exp2, ir.Constant(I64, 0))))
+    acc.add_incoming(b.select(odd, b.extract_value(mul, 0), acc), step)
+    base.add_incoming(b.extract_value(sqr, 0), step)
+    exp.add_incoming(exp2, step)
+    overflowed.add_incoming(b.or_(overflowed, ovf), step)
+    b.branch(loop)
     b.position_at_end(done)
     b.store(acc, out)
-    b.ret(ir.Constant(I1, 1))
-    b.position_at_end(fail)
-    b.ret(ir.Constant(I1, 0))
+    b.ret(b.not_(overflowed))
     return fn
 
 
@@ -348,6 +346,28 @@ def _int_range(dtype: str) -> tuple[int, int]:
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
 
 
+def _weak_ints_fit(em: Emitter, operands: tuple[Typed, ...], dtype: str) -> None:
+    """Deopt unless every Python int operand fits `dtype` (NEP 50: NumPy raises
+    OverflowError for one that does not)."""
+    for v in operands:
+        if v[1] == INT:
+            _deopt_outside(em, v[0], dtype)
+
+
+def _wrap(em: Emitter, x: ir.Value, dtype: str) -> ir.Value:
+    """int64 `x` reduced to the int `dtype` as NumPy's silent wraparound leaves it
+    (modulo 2**bits, then sign- or zero-extended); a uint64 of 2**63 or more, which
+    an int64 cannot hold, deopts."""
+    b = em.builder
+    bits = 8 * ITEMSIZE[dtype]
+    if bits < 64:
+        low = b.trunc(x, ir.IntType(bits))
+        return b.zext(low, I64) if dtype.startswith("uint") else b.sext(low, I64)
+    if dtype == "uint64":
+        em.deopt_if(b.icmp_signed("<", x, em.i64(0)))
+    return x
+
+
 def _deopt_outside(em: Emitter, x: ir.Value, dtype: str) -> None:
     """Deopt unless int64 `x` fits `dtype` (NumPy would wrap and warn, or raise)."""
     lo, hi = _int_range(dtype)
@@ -391,9 +411,7 @@ def narrow_binop(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> 
         wide = b.fpext(r, F64)
         deopt_on_float_error(em, wide, [b.fpext(x, F64), b.fpext(y, F64)])
         return wide, result
-    for v in (a, c):
-        if v[1] == INT:
-            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    _weak_ints_fit(em, (a, c), result.name)
     val, _ = binop(em, op, (em.as_int(_plain(a)), INT), (em.as_int(_plain(c)), INT), INT)
     _deopt_outside(em, val, result.name)
     return val, result
@@ -450,29 +468,22 @@ def numpy_power(em: Emitter, a: Typed, c: Typed, result: NpScalar) -> Typed:
     float64: C's pow, the function NumPy's scalar power calls, on both operands
     converted to double; where NumPy warns (an infinity from finite operands, a NaN
     from numbers) the call deopts. Ints: NumPy multiplies in the dtype and wraps
-    silently, so its result is the exact power modulo 2**bits, which wrapping int64
-    multiplications give too; a negative exponent (ValueError) and a Python int that
-    does not fit the dtype (OverflowError) deopt, and so does a uint64 power that an
-    int64 cannot hold."""
+    silently, so its result is the exact power modulo 2**bits: the wrapped value
+    `cb.ipow` leaves, whether or not it overflowed int64. A negative exponent
+    (ValueError) and a Python int that does not fit the dtype (OverflowError) deopt."""
     b = em.builder
     if result.base == FLOAT:
         x, y = em.as_float(_plain(a)), em.as_float(_plain(c))
         r = em.libm("pow", F64, [x, y])
         deopt_on_float_error(em, r, [x, y])
         return r, result
-    for v in (a, c):
-        if v[1] == INT:
-            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    _weak_ints_fit(em, (a, c), result.name)
     x, n = em.as_int(_plain(a)), em.as_int(_plain(c))
-    em.deopt_if(b.icmp_signed("<", n, em.i64(0)))
-    r = _wrapping_power(em, x, n)
-    bits = 8 * ITEMSIZE[result.name]
-    if bits < 64:
-        low = b.trunc(r, ir.IntType(bits))
-        r = b.zext(low, I64) if result.name.startswith("uint") else b.sext(low, I64)
-    elif result.name == "uint64":
-        em.deopt_if(b.icmp_signed("<", r, em.i64(0)))  # 2**63 or more: not an int64
-    return r, result
+    negative = b.icmp_signed("<", n, em.i64(0))
+    em.deopt_if(negative)
+    out = em.alloca(I64)
+    b.call(_ipow_function(em), [x, b.select(negative, em.i64(0), n), out])  # (in a strip the deopt is a flag)
+    return _wrap(em, b.load(out), result.name), result
 
 
 def numpy_shift(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> Typed:
@@ -482,49 +493,15 @@ def numpy_shift(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> T
     value -1. A Python int that does not fit the dtype deopts (OverflowError), and so
     does a uint64 result that an int64 cannot hold."""
     b = em.builder
-    for v in (a, c):
-        if v[1] == INT:
-            _deopt_outside(em, v[0], result.name)  # NEP 50: OverflowError in NumPy
+    _weak_ints_fit(em, (a, c), result.name)
     x, n = em.as_int(_plain(a)), em.as_int(_plain(c))
-    bits = 8 * ITEMSIZE[result.name]
-    counted = b.icmp_unsigned("<", n, em.i64(bits))  # a negative count is a huge size_t
+    counted = b.icmp_unsigned("<", n, em.i64(8 * ITEMSIZE[result.name]))  # a negative count is a huge size_t
     count = b.select(counted, n, em.i64(0))
     if op == ">>":
         # Narrow values are sign- (zero-) extended: an int64 shift gives the dtype's.
         beyond = b.select(b.icmp_signed("<", x, em.i64(0)), em.i64(-1), em.i64(0))
         return b.select(counted, b.ashr(x, count), beyond), result
-    r = b.shl(x, count)
-    if bits < 64:
-        low = b.trunc(r, ir.IntType(bits))
-        r = b.zext(low, I64) if result.name.startswith("uint") else b.sext(low, I64)
-    r = b.select(counted, r, em.i64(0))
-    if result.name == "uint64":
-        em.deopt_if(b.icmp_signed("<", r, em.i64(0)))  # 2**63 or more: not an int64
-    return r, result
-
-
-def _wrapping_power(em: Emitter, x: ir.Value, n: ir.Value) -> ir.Value:
-    """x ** n modulo 2**64 for n >= 0, by squaring (no overflow flags: the products
-    wrap, as NumPy's do)."""
-    b = em.builder
-    first = b.select(b.icmp_signed("<", n, em.i64(0)), em.i64(0), n)  # (n < 0 deopted)
-    entry = b.block
-    loop, body, done = em.block("ipow.loop"), em.block("ipow.body"), em.block("ipow.done")
-    b.branch(loop)
-    b.position_at_end(loop)
-    acc, square, e = b.phi(I64), b.phi(I64), b.phi(I64)
-    acc.add_incoming(em.i64(1), entry)
-    square.add_incoming(x, entry)
-    e.add_incoming(first, entry)
-    b.cbranch(b.icmp_signed("==", e, em.i64(0)), done, body)
-    b.position_at_end(body)
-    odd = b.trunc(e, I1)
-    acc.add_incoming(b.select(odd, b.mul(acc, square), acc), body)
-    square.add_incoming(b.mul(square, square), body)
-    e.add_incoming(b.lshr(e, em.i64(1)), body)
-    b.branch(loop)
-    b.position_at_end(done)
-    return acc
+    return _wrap(em, b.select(counted, b.shl(x, count), em.i64(0)), result.name), result
 
 
 def float_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:

@@ -20,7 +20,7 @@ from . import rules
 from .creation import creation, creator_name
 from .signatures import lookup, result_type
 from .types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, NpScalar, ObjType, TupleType, UnionType,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
     Type, base, join, options, typeof, union_of,
 )
 

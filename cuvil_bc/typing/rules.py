@@ -5,7 +5,7 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
@@ -79,7 +79,7 @@ def numpy_power_type(a: Type, b: Type) -> Type:
     for an np.int64 i) goes through NumPy's ufunc loop, whose SIMD pow differs from
     C's in the last bit on some CPUs: it does not compile, nor do float32 powers."""
     dtype = narrow_dtype(a, b)
-    if dtype.startswith(("int", "uint")) and dtype in ITEMSIZE:
+    if dtype.startswith(("int", "uint")):
         return NpScalar(dtype)
     if dtype == "float64" and NP_F64 in (a, b):
         return NP_F64
