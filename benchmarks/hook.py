@@ -145,11 +145,10 @@ def import_cost(rounds: int) -> tuple[float, float]:
 def counting_cost() -> tuple[float, float, float | None]:
     """(ns per call, ns per loop iteration) that the counter adds, and on 3.12+ the
     ns per call of counting with a sys.monitoring PY_START callback instead."""
-    import builtins
     import itertools
     import types
 
-    from cuvil_bc.counters import TABLE, TICK
+    from cuvil_bc.counters import Counter, live
     from cuvil_bc.decode.counting import add_counters
 
     def f(x):
@@ -161,15 +160,14 @@ def counting_cost() -> tuple[float, float, float | None]:
             s += i
         return s
 
-    builtins.__dict__.setdefault(TICK, next)
-    table = builtins.__dict__.setdefault(TABLE, {})
-    for key in ("bench:f", "bench:g"):
-        # Cold counters, as the hook makes them (hook/hot.py): they never reach their
-        # triggers here.
-        table[key] = itertools.chain(itertools.repeat(None, 10**12), iter(()))
-        table[key + "@loop"] = itertools.chain(itertools.repeat(None, 10**12), iter(()))
-    fc = types.FunctionType(add_counters(f.__code__, "bench:f", "bench:f@loop"), {})
-    gc = types.FunctionType(add_counters(g.__code__, "bench:g", "bench:g@loop"), {})
+    def cold() -> Counter:
+        # A cold counter, as the hook makes one (hook/hot.py): it never reaches its
+        # trigger here.
+        return Counter(next, itertools.chain.from_iterable([itertools.repeat(None, 10**12)]))
+
+    counters = {key: cold() for key in ("bench:f", "bench:f@loop", "bench:g", "bench:g@loop")}
+    fc = types.FunctionType(live(add_counters(f.__code__, "bench:f", "bench:f@loop"), counters), {})
+    gc = types.FunctionType(live(add_counters(g.__code__, "bench:g", "bench:g@loop"), counters), {})
 
     def difference(plain, counted, arg: int, number: int) -> float:  # type: ignore[no-untyped-def]
         """Best time of `counted` minus best time of `plain`, measured alternately."""

@@ -1,7 +1,89 @@
-"""The two builtins names that counted code uses (see decode/counting.py, hook/hot.py).
+"""The objects that counted code and trampolines call (see decode/counting.py, hook/hot.py).
 
-Kept apart from both so that the hook can set up its counters without importing the
-bytecode machinery, which only a cache miss needs."""
+Counted code reaches them through constants of its own code objects, never through a
+name: a function pickled by value (cloudpickle, as joblib and dask do) carries its code
+and only the globals that code names, and must run exactly as the original would in a
+process without the hook, where no name of ours exists. So each object pickles as a
+harmless builtin: a `Counter` as ``NoneType`` (whose call does nothing but return
+None), a `NativeCall` as None (which the trampoline tests for before using it: it then
+runs the function's own code).
 
-TICK = "__cuvil_bc_tick__"  # the builtin `next`, under a name of our own
-TABLE = "__cuvil_bc__"  # key of a counted function -> its counter (an iterator)
+The hook's cache is marshal, which cannot hold these objects: on disk a counter is the
+placeholder ``(MARK, key)``, and `live` swaps in the counters when a module is loaded.
+Kept apart from the bytecode machinery, which only a cache miss needs.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+from typing import Any, Mapping
+
+MARK = "__cuvil_bc_counter__"  # first item of a placeholder
+
+
+class Counter(functools.partial):  # type: ignore[type-arg]
+    """``Counter(next, iterator)``: a call advances `iterator`. A C-level call (no Python
+    frame), so a tick costs a constant load and one call."""
+
+    __slots__ = ()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type, (None,))  # NoneType: calling it does nothing
+
+
+class NativeCall:
+    """What a trampoline calls: ``native.function(*args)``, the dispatcher's function.
+    (An attribute load and a plain call: ~15 ns less a call than a `functools.partial`
+    around the function.)"""
+
+    __slots__ = ("function",)
+
+    def __init__(self, function: Any) -> None:
+        self.function = function
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(None), ())  # None: the trampoline then runs the function's own code
+
+    def __repr__(self) -> str:
+        return f"NativeCall({self.function!r})"
+
+
+def placeholder(key: str) -> tuple[str, str]:
+    return (MARK, key)
+
+
+def is_placeholder(value: object) -> bool:
+    return type(value) is tuple and len(value) == 2 and value[0] == MARK and type(value[1]) is str
+
+
+def live(code: types.CodeType, counters: Mapping[str, Counter]) -> types.CodeType:
+    """`code` and the code objects in it with each placeholder replaced by the counter
+    of its key (code objects without counters are kept, not copied). Raises KeyError
+    for a placeholder whose key has no counter."""
+    if not counters:
+        return code  # no candidate: no placeholder either
+    return _live(code, counters)
+
+
+def _live(code: types.CodeType, counters: Mapping[str, Counter]) -> types.CodeType:
+    # On every import from the cache: a plain loop, no call per constant.
+    consts = code.co_consts
+    new: list[object] | None = None
+    i = -1
+    for c in consts:
+        i += 1
+        kind = type(c)
+        if kind is types.CodeType:
+            replaced: object = _live(c, counters)
+        elif kind is tuple and len(c) == 2 and c[0] == MARK:
+            # KeyError for a placeholder without a counter: the loader then rebuilds the
+            # module, or runs it uncounted, where a call of the tuple would fail.
+            replaced = counters[c[1]]
+        else:
+            continue
+        if replaced is not c:
+            if new is None:
+                new = list(consts)
+            new[i] = replaced
+    return code if new is None else code.replace(co_consts=tuple(new))

@@ -96,7 +96,7 @@ def test_multiprocessing_spawn(form: str) -> None:
     same(plain, hooked)
 
 
-@pytest.mark.parametrize("hook", [["-m", "cuvil_bc"], ["-X", "importhook=cuvil_bc"]])
+@pytest.mark.parametrize("hook", [["-m", "cuvil_bc"], ["-X", "importhook=cuvil_bc"], ["-X", "importhook", "cuvil_bc"]])
 def test_package_with_relative_imports_run_with_m(hook: list[str], tmp_path: Path) -> None:
     plain = run(["-m", "pkg", "a", "b"])
     out = tmp_path / "report.json"
@@ -104,6 +104,48 @@ def test_package_with_relative_imports_run_with_m(hook: list[str], tmp_path: Pat
     assert plain.stdout.startswith("pkg __main__ pkg pkg.__main__ ['a', 'b']")
     same(plain, hooked)
     assert report(out)["weight"]["status"] == "native"
+
+
+SHOW_MAIN = """\
+import sys
+
+def weight(i, k):
+    total = 0
+    for j in range(k):
+        total += (i * j) % 11
+    return total
+
+print(__name__, __package__, __spec__.name, __file__, sys.argv, sys.path[0])
+print([name for name in globals() if name != "weight"])
+print(sum(weight(i, 50) for i in range(400)))
+"""
+
+
+@pytest.mark.parametrize("form", list(SCRIPT_FORMS))
+@pytest.mark.parametrize("spelling", [["-m", "app.main"], ["-mapp.main"]])
+def test_dotted_module_run_with_m_as_cpython_would(form: str, spelling: list[str], tmp_path: Path) -> None:
+    # Issue 15 item 18: `-X importhook cuvil_bc -m pkg.mod` tried to open a file "-m".
+    # Also: __main__ holds none of the hook's own names, and the package's __init__
+    # sees sys.argv[0] == "-m", as under CPython.
+    (tmp_path / "app").mkdir()
+    (tmp_path / "app" / "__init__.py").write_text("import sys\nprint('init', sys.argv)\n")
+    (tmp_path / "app" / "main.py").write_text(SHOW_MAIN)
+    args = [*spelling, "x", "-m", "y"]
+    plain = run(args, cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(SCRIPT_FORMS[form] + args, cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out)})
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stdout.startswith("init ['-m', 'x', '-m', 'y']\n__main__ app app.main ")
+    same(plain, hooked)
+    assert report(out)["weight"]["status"] == "native"
+
+
+@pytest.mark.parametrize("args", [["-m"], ["-m", "no_such_module"], ["-m", "no_such_package.module", "a"]])
+def test_m_errors_are_reported_like_cpython(args: list[str], tmp_path: Path) -> None:
+    plain = run(args, cwd=tmp_path)
+    assert plain.returncode != 0
+    for form in (["-X", "importhook", "cuvil_bc"], ["-X", "importhook=cuvil_bc"]):
+        same(plain, run(form + args, cwd=tmp_path))
 
 
 @pytest.mark.parametrize("form", list(SCRIPT_FORMS))

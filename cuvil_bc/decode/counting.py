@@ -1,15 +1,13 @@
-"""The call counter that the import hook puts at the top of a candidate function.
+"""The call counter that the import hook puts at the top of a candidate function, and the
+prefix that turns a hot function's code into a trampoline.
 
-It is bytecode, so it lives here, with the only code that knows the Python version.
-Its instructions are taken from CPython itself: compiling
+Both are bytecode, so they live here, with the only code that knows the Python version.
+Their instructions are taken from CPython itself: the counter from compiling ``x()``
+(3.11 adds a ``PRECALL``; 3.13 pushes the NULL after the callable, not before), the
+prefix from ``if x is not None: return x.function(params...)``, with the local ``x`` then
+replaced by a constant (`cuvil_bc/counters.py` says why a constant and not a name).
 
-    __cuvil_bc_tick__(__cuvil_bc__["<key>"])
-
-gives the right instruction sequence on every supported version (3.11 adds a
-``PRECALL``), so nothing below spells one out. Both names live in `builtins`:
-``__cuvil_bc_tick__`` is the builtin `next`, and ``__cuvil_bc__`` maps each counted
-function's key to an iterator (see `cuvil_bc/hook/hot.py`). The decoder drops the
-counter again (`is_counter_start` and `COUNTER_LENGTH`), so the compiler sees the
+The decoder drops the counters again (`counter_positions`), so the compiler sees the
 function as written.
 """
 
@@ -17,53 +15,120 @@ from __future__ import annotations
 
 import types
 from functools import lru_cache
+from typing import Any, Sequence
 
 import bytecode
 
-from ..counters import TABLE, TICK
+from ..counters import Counter, NativeCall, is_placeholder, placeholder
+
+_CALLEE = "__cuvil_bc_callee__"  # the template's local that becomes the constant
 
 
 @lru_cache(maxsize=1)
-def _template() -> tuple[bytecode.Instr, ...]:
+def _template() -> tuple[tuple[bytecode.Instr, ...], int]:
+    """The counter's instructions, and the position of the callee's load among them."""
     ns: dict[str, object] = {}
-    exec(compile(f"def _t():\n    {TICK}({TABLE}['key'])\n", "<cuvil_bc>", "exec"), ns)
+    exec(compile(f"def _t({_CALLEE}):\n    {_CALLEE}()\n", "<cuvil_bc>", "exec"), ns)
     instrs = [i for i in bytecode.Bytecode.from_code(ns["_t"].__code__) if isinstance(i, bytecode.Instr)]  # type: ignore[attr-defined]
     start = next(k for k, i in enumerate(instrs) if i.name == "RESUME") + 1
     end = next(k for k, i in enumerate(instrs) if i.name == "POP_TOP")
-    return tuple(instrs[start : end + 1])
+    counter = tuple(instrs[start : end + 1])
+    return counter, next(k for k, i in enumerate(counter) if i.name == "LOAD_FAST")
 
 
-def counter_length() -> int:
-    """How many instructions the counter takes."""
-    return len(_template())
+def is_counter_constant(value: object) -> bool:
+    """A counter's callee: live, a placeholder from the cache, or ``NoneType`` (a
+    counter pickled by value and loaded where the hook is not running)."""
+    return isinstance(value, Counter) or value is type(None) or is_placeholder(value)
 
 
-def is_counter_start(instr: bytecode.Instr) -> bool:
-    if instr.name != "LOAD_GLOBAL":
-        return False
-    arg = instr.arg
-    return (arg[1] if isinstance(arg, tuple) else arg) == TICK
+def counter_positions(items: Sequence[Any]) -> set[int]:
+    """The indices in `items` (a `bytecode.Bytecode`) of the counters' instructions."""
+    template, at = _template()
+    names = ["LOAD_CONST" if k == at else i.name for k, i in enumerate(template)]
+    found: set[int] = set()
+    for n, item in enumerate(items):
+        if not (isinstance(item, bytecode.Instr) and item.name == "LOAD_CONST" and is_counter_constant(item.arg)):
+            continue
+        first = n - at
+        span = items[first : first + len(names)] if first >= 0 else []
+        if [getattr(i, "name", None) for i in span] == names:
+            found.update(range(first, first + len(names)))
+    return found
 
 
-def _counter(key: str) -> list[bytecode.Instr]:
-    return [bytecode.Instr(i.name, key if i.name == "LOAD_CONST" else i.arg, lineno=None) for i in _template()]
+def _counter(callee: object, lineno: int | None) -> list[bytecode.Instr]:
+    template, at = _template()
+    return [
+        bytecode.Instr("LOAD_CONST", callee, lineno=lineno) if k == at else bytecode.Instr(i.name, i.arg, lineno=lineno)
+        for k, i in enumerate(template)
+    ]
 
 
 def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeType:
     """`code` with the counter for `key` right after its ``RESUME`` (one tick a call)
     and the counter for `loop_key` before each backward jump (one tick a loop
-    iteration). The counters carry no line number, so tracing and coverage see the
-    function's lines exactly as before, and each leaves the stack as it found it.
+    iteration). Each counter has the line of the instruction it sits beside (the
+    jump, the first one after ``RESUME``), so no instruction starts a line that did not start one
+    before: a trace function sees exactly the line events of the code as written.
+    (Without a line, the jump after a loop counter started its line again: one
+    extra ``line`` event per iteration.) Each leaves the stack as it found it.
+    They call placeholders, which `counters.live` replaces (the result is marshalled
+    into the hook's cache first).
     """
     abstract = bytecode.Bytecode.from_code(code)
+    items = list(abstract)
     out: list[object] = []
     entry_done = False
-    for item in abstract:
+    for n, item in enumerate(items):
         if isinstance(item, bytecode.Instr) and item.name in ("JUMP_BACKWARD", "JUMP_ABSOLUTE"):
-            out.extend(_counter(loop_key))
+            out.extend(_counter(placeholder(loop_key), item.lineno))
         out.append(item)
         if not entry_done and isinstance(item, bytecode.Instr) and item.name == "RESUME":
-            out.extend(_counter(key))
+            # The line of the first instruction after RESUME (which starts no line).
+            after = next((i.lineno for i in items[n + 1 :] if isinstance(i, bytecode.Instr)), None)
+            out.extend(_counter(placeholder(key), after))
             entry_done = True
     abstract[:] = out
+    return abstract.to_code()
+
+
+def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
+    """`code` behind a prefix that passes its parameters on to `native.function` and
+    returns what it returns, unless the constant that holds `native` is None: in a process
+    the function was pickled into by value (`NativeCall` pickles as None), `code`
+    itself runs, as written.
+
+    The test carries no line number (tracing in such a process sees the function's
+    own lines only); the call has the line after the ``def``, so that a traceback
+    through it points into the function.
+    """
+    params = list(code.co_varnames[: code.co_argcount])
+    posonly = code.co_posonlyargcount
+    signature = ", ".join(params[:posonly] + (["/"] if posonly else []) + params[posonly:] + [_CALLEE])
+    source = f"def _t({signature}):\n    if {_CALLEE} is not None:\n        return {_CALLEE}.function({', '.join(params)})\n"
+    ns: dict[str, Any] = {}
+    exec(compile(source, "<cuvil_bc>", "exec"), ns)
+    template = list(bytecode.Bytecode.from_code(ns["_t"].__code__))
+    start = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
+    end = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Label))  # the test's target
+    skip = template[end]
+    assert getattr(template[end - 1], "name", None) == "RETURN_VALUE", template  # the call, then the test's target
+    test_end = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Instr) and i.arg is skip)
+    body = bytecode.Label()
+    prefix: list[object] = []
+    for k, item in enumerate(template[start:end], start):
+        assert isinstance(item, bytecode.Instr), item
+        lineno = None if k <= test_end else code.co_firstlineno + 1
+        if item.name == "LOAD_FAST" and item.arg == _CALLEE:
+            prefix.append(bytecode.Instr("LOAD_CONST", native, lineno=lineno))
+        elif item.arg is skip:
+            prefix.append(bytecode.Instr(item.name, body, lineno=lineno))
+        else:
+            assert _CALLEE not in (item.arg if isinstance(item.arg, tuple) else (item.arg,)), item
+            prefix.append(bytecode.Instr(item.name, item.arg, lineno=lineno))
+    abstract = bytecode.Bytecode.from_code(code)
+    items = list(abstract)
+    resume = next(k for k, i in enumerate(items) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
+    abstract[:] = items[:resume] + prefix + [body] + items[resume:]
     return abstract.to_code()

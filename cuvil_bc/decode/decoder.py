@@ -18,7 +18,7 @@ import bytecode
 
 from ..errors import Unsupported
 from . import versions as V
-from .counting import counter_length, is_counter_start
+from .counting import counter_positions
 from .instrs import CallArgs, Decoded, ExceptRegion, Instr, Op
 
 
@@ -38,7 +38,6 @@ class _Decoder:
         self.pending_labels: list[Any] = []
         self.kwnames: tuple[str, ...] = ()
         self.drop_pop_after_end_for = False
-        self.skip = 0  # instructions left of an import-hook call counter (counting.py)
         self.open_regions: list[tuple[Any, int]] = []  # (TryBegin, first out index)
         self.regions: list[tuple[int, int, Any, int, bool]] = []
 
@@ -53,8 +52,9 @@ class _Decoder:
             raise Unsupported("closure", self.location(None))
         abstract = bytecode.Bytecode.from_code(code)
         offsets = [i.offset for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+        counters = counter_positions(abstract)  # the import hook's: the function as written
         k = 0
-        for item in abstract:
+        for n, item in enumerate(abstract):
             if isinstance(item, bytecode.Label):
                 self.pending_labels.append(item)
             elif isinstance(item, bytecode.TryBegin):
@@ -66,7 +66,8 @@ class _Decoder:
             elif isinstance(item, bytecode.Instr):
                 offset = offsets[k] if k < len(offsets) else -1
                 k += 1
-                self.instr(item, offset)
+                if n not in counters:
+                    self.instr(item, offset)
         return self.finish()
 
     # -- emission -----------------------------------------------------------------
@@ -85,12 +86,6 @@ class _Decoder:
         arg = ins.arg
         emit = lambda op, a=None, label=None: self.emit(op, a, ins, offset, label)  # noqa: E731
 
-        if self.skip:
-            self.skip -= 1
-            return
-        if is_counter_start(ins):
-            self.skip = counter_length() - 1  # the function as written, without the counter
-            return
         if self.drop_pop_after_end_for:
             self.drop_pop_after_end_for = False
             if name == "POP_TOP":

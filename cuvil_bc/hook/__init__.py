@@ -1,6 +1,7 @@
 """The import hook: unmodified programs get native code for their hot numeric functions.
 
     python -X importhook cuvil_bc app.py [args]     (or -X importhook=cuvil_bc app.py)
+    python -X importhook cuvil_bc -m package.module [args]
     python -m cuvil_bc app.py [args]                (or -m cuvil_bc -m package.module)
     cuvil_bc.install(include=..., exclude=...)      (from code; cuvil_bc.uninstall())
 

@@ -25,14 +25,16 @@ def main() -> None:
         sys.stderr.write("usage:\n" + USAGE)
         raise SystemExit(2)
     from . import install
-    from .runner import cannot_open, run_module, run_path
+    from .runner import cannot_open, module_option, run_module, run_path
 
     path0 = None if sys.flags.safe_path else (sys.path[0] if sys.path else None)
-    if args[0] == "-m":
+    module = module_option(args)
+    if module is not None:
         install(program_dir=os.getcwd())
         if report:
             _print_report_at_exit()
-        run_module(args[1], [args[1]] + args[2:])
+        # `python -m cuvil_bc` already put the working directory first on sys.path.
+        run_module(module[0], module[1], replaced_path0=None)
         return
     script = args[0]
     if not os.path.isfile(script):

@@ -21,40 +21,75 @@ from .hot import RUNTIME
 from .rewrite import instrument_module
 
 
+#: While a `HookLoader` has CPython load a module's code, on this thread: the path of
+#: the module's normal .pyc, and the header of the .pyc that CPython last read or wrote
+#: there, which is the one the code comes from (the basis of the rewrite's cache file).
+_PYC = threading.local()
+
+
 class HookLoader(importlib.machinery.SourceFileLoader):
     def get_code(self, fullname: str) -> types.CodeType | None:
         source = self.get_filename(fullname)
-        try:
-            hit = cache.load(source) if RUNTIME.options.cache else None
+        caching = RUNTIME.options.cache
+        if caching:
+            hit = _from_cache(source, fullname)
             if hit is not None:  # the rewrite is cached: the normal .pyc is not needed
-                RUNTIME.register(hit[1], source)
-                return hit[0]
-        except Exception as e:  # noqa: BLE001 (never break an import)
-            RUNTIME.warn(f"{fullname}: ignoring its cached rewrite: {type(e).__name__}: {e}")
-        code = super().get_code(fullname)
+                return hit
+        _PYC.path, _PYC.header = (cache.pyc_path(source) if caching else None), None
+        try:
+            code = super().get_code(fullname)
+            basis: bytes | None = _PYC.header
+        finally:
+            _PYC.path = _PYC.header = None
         if code is None:
             return None
         try:
-            return rewritten(source, fullname, code, cached=False)
+            return _rewrite(source, fullname, code, basis)
         except Exception as e:  # noqa: BLE001 (never break an import)
             RUNTIME.warn(f"{fullname} runs without acceleration: {type(e).__name__}: {e}")
             return code
 
+    # CPython's get_code reads and writes the .pyc through these two.
 
-def rewritten(source: str, module: str, code: types.CodeType, *, cached: bool | None = None) -> types.CodeType:
-    """`code` (compiled from `source`) with its candidates counted, from the cache when
-    it holds this source's rewrite (`cached=False`: it was just found not to)."""
-    options = RUNTIME.options
-    hit = cache.load(source) if options.cache and cached is None else None
+    def get_data(self, path: str) -> bytes:
+        data: bytes = super().get_data(path)
+        if path == getattr(_PYC, "path", None):
+            _PYC.header = data[:16]
+        return data
+
+    def set_data(self, path: str, data: bytes, *, _mode: int = 0o666) -> None:
+        if path == getattr(_PYC, "path", None):
+            _PYC.header = bytes(data[:16])
+        super().set_data(path, data, _mode=_mode)
+
+
+def rewritten(source: str, module: str, code: types.CodeType, source_bytes: bytes) -> types.CodeType:
+    """The code of a script, compiled from `source_bytes` (read from `source`), with its
+    candidates counted, from the cache when it holds this source's rewrite."""
+    hit = _from_cache(source, module, source_bytes) if RUNTIME.options.cache else None
     if hit is not None:
-        new, infos = hit
-        RUNTIME.register(infos, source)
-        return new
+        return hit
+    return _rewrite(source, module, code, cache.script_basis(source_bytes))
+
+
+def _from_cache(source: str, module: str, source_bytes: bytes | None = None) -> types.CodeType | None:
+    """The counted code of `source` from the cache, or None. A cached rewrite that cannot
+    be set up is a miss too: the caller rebuilds it."""
+    try:
+        hit = cache.load(source, module, source_bytes)
+        if hit is not None:
+            return RUNTIME.register(hit[1], source, hit[0])
+    except Exception as e:  # noqa: BLE001 (never break an import)
+        RUNTIME.warn(f"{module}: ignoring its cached rewrite: {type(e).__name__}: {e}")
+    return None
+
+
+def _rewrite(source: str, module: str, code: types.CodeType, basis: bytes | None) -> types.CodeType:
+    """`code` with its candidates counted, cached when `basis` (see `cache.store`) is known."""
     new, fresh = instrument_module(code, module)
-    if options.cache:
-        cache.store(source, new, fresh)
-    RUNTIME.register([i for i in fresh if i.candidate], source, [i for i in fresh if not i.candidate])
-    return new
+    if RUNTIME.options.cache and basis is not None:
+        cache.store(source, new, fresh, basis)  # with the counters' placeholders: marshal cannot hold them
+    return RUNTIME.register([i for i in fresh if i.candidate], source, new, [i for i in fresh if not i.candidate])
 
 
 class HookFinder:

@@ -1,46 +1,52 @@
 """The run-time side of the hook: counters, turning hot functions native, the records
 behind the report.
 
-Counters. ``builtins.__cuvil_bc__`` maps each counted function's key to an iterator
-that its counter advances with ``next`` (see `decode/counting.py`): for ``key`` (one
-tick a call) an `itertools` chain that yields None `threshold` times and then reaches a
-`_Trigger`; for ``key@loop`` (one tick a loop iteration) the same with
-`loop_threshold`. Both are C iterators, so a tick costs a dict lookup and a C call.
+Counters. Each counted function's code holds two `Counter` constants (see
+`cuvil_bc/counters.py` and `decode/counting.py`): one ticked per call, one per loop
+iteration. A counter advances an `itertools.chain.from_iterable` over its `_Phases`:
+first an `itertools.repeat` that yields None `threshold` (or `loop_threshold`) times,
+then, once that is used up, `_Phases` triggers and hands over an endless iterator
+(`itertools.count` for calls, which the report reads; `itertools.repeat` for loops).
+All are C iterators, so a tick costs a constant load and a C call.
 
-Hot. The trigger runs once: it replaces both counters by cheap ones that never trigger
-again, notes the argument values of the call (the frame's parameters) and compiles,
-on a background thread unless ``sync``. Compiling finds the function objects that run
-this code (`gc.get_referrers`), gives each a `Dispatcher` over a copy of itself, and
-compiles the observed signature. When that works, the function's ``__code__`` becomes a
-trampoline with the same parameters that calls the dispatcher, so the function keeps
-its identity, its defaults and any decorator already wrapped around it; other argument
-types compile lazily, like `cuvil_bc.compile`, and unsupported ones run the copy (the
-original code). When it does not, the function stays as it is and the report says why.
+Hot. The trigger runs once per function: it notes the argument values of the call (the
+frame's parameters) and compiles, on a background thread unless ``sync``. Compiling
+finds the function objects that run this code (`gc.get_referrers`), gives each a
+`Dispatcher` over a copy of itself, and compiles the observed signature. When that
+works, the function's ``__code__`` becomes a trampoline: its own code behind a prefix
+that passes the parameters to the dispatcher (`decode/counting.trampoline`), so the
+function keeps its identity, its defaults and any decorator already wrapped around it;
+other argument types compile lazily, like `cuvil_bc.compile`, and unsupported ones run
+the copy (the original code). When it does not, the function stays as it is and the
+report says why.
+
+Internal errors are reported with `cuvil_bc.warn.internal_warning`, which never raises
+(under ``-W error`` it writes the warning to stderr instead): the program goes on.
 """
 
 from __future__ import annotations
 
 import _thread
-import builtins
+import collections
 import gc
 import itertools
 import operator
 import os
-import queue
 import sys
 import types
-import warnings
-from typing import Any, Sequence
+import weakref
+from typing import Any, Iterator, Sequence
 
 from .. import originals
-from ..counters import TABLE, TICK
+from ..counters import Counter, live
+from ..warn import internal_warning
 from .options import Options
 from .rewrite import FunctionInfo
 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
 
-NATIVE = "__cuvil_bc_native__"  # builtins: key -> the dispatcher's function, for trampolines
+Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None"]
 
 
 class Record:
@@ -48,20 +54,24 @@ class Record:
 
     def __init__(self, info: FunctionInfo) -> None:
         self.info = info
-        # Calls through the counter: while cold, those taken from `cold` (an
-        # itertools.repeat of `threshold` Nones: no int is made per call); after the
-        # trigger, the count of `calls`.
+        # Calls through the counter: those taken from `cold` (an itertools.repeat of
+        # `threshold` Nones: no int is made per call), then the count of `calls`.
         self.cold: Any = None
         self.threshold = 0
-        self.calls: Any = None
+        self.calls: Any = itertools.count(0)
+        self.hot = False  # the trigger has run
+        self.call_counter: Counter | None = None
+        self.loop_counter: Counter | None = None
         self.status = "interpreted"  # interpreted | native | unsupported
         self.reason = ""
         self.calls_before_native = 0
         self.dispatchers: list[Any] = []
+        #: (function, its counted code, the trampoline): what `observed_changed` swaps.
+        self.swapped: list[tuple["weakref.ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
 
     def calls_counted(self) -> int:
         cold = self.threshold - operator.length_hint(self.cold) if self.cold is not None else 0
-        return cold + (int(repr(self.calls)[6:-1]) if self.calls is not None else 0)
+        return cold + int(repr(self.calls)[6:-1])
 
     def row(self) -> dict[str, Any]:
         native = sum(int(d.stats["native_calls"]) for d in self.dispatchers)
@@ -93,54 +103,110 @@ class Runtime:
         #: Per module: its source and the functions that are not candidates (None: in
         #: the cache's report file). Only the report looks at them.
         self.rejected: list[tuple[str, list[tuple[Any, ...]] | None]] = []
-        self.jobs: "queue.SimpleQueue[tuple[Record, types.CodeType, tuple[Any, ...] | None]]" = queue.SimpleQueue()
-        self.worker_started = False
-        self.lock = _thread.allocate_lock()
+        self.pending: collections.deque[Job] = collections.deque()  # for the worker
+        self.worker_running = False
+        self.busy = _thread.allocate_lock()  # held by the worker while it takes and does a job
+        self.compiler_loaded = False
+        # Guards records, pending and worker_running. Reentrant: a signal handler can
+        # run counted code (and import modules) while this thread holds it.
+        self.lock = _thread.RLock()
         self.warned: set[str] = set()
-        if hasattr(os, "register_at_fork"):  # a forked child has no worker thread
-            os.register_at_fork(after_in_child=self._forget_worker)
-        self.table: dict[str, Any] = builtins.__dict__.setdefault(TABLE, {})
-        self.native: dict[str, Any] = builtins.__dict__.setdefault(NATIVE, {})
-        builtins.__dict__.setdefault(TICK, next)
+        from .. import observe
 
-    def _forget_worker(self) -> None:
-        self.worker_started = False
-        self.jobs = queue.SimpleQueue()
-        self.lock = _thread.allocate_lock()
+        observe.listen(self)
+        if hasattr(os, "register_at_fork"):
+            # A lock held by another thread at a fork stays held in the child forever.
+            os.register_at_fork(after_in_child=self._new_lock)
+
+    def observed_changed(self, observed: bool) -> None:
+        """A tracing tool started or stopped (see `observe.py`): native functions get
+        their own counted code back while it watches, so it sees their lines and
+        frames exactly as without the hook, and their trampolines once it is gone."""
+        with self.lock:
+            for record in self.records.values():
+                for ref, code, tramp in record.swapped:
+                    func = ref()
+                    if func is None:
+                        continue
+                    have, want = (tramp, code) if observed else (code, tramp)
+                    if func.__code__ is have:  # not if the program gave it other code since
+                        func.__code__ = want
+
+    def _new_lock(self) -> None:
+        if self.lock.acquire(blocking=False):  # free, or held by this very thread
+            self.lock.release()
+        else:
+            self.lock = _thread.RLock()
+
+    # A fork copies only the thread that calls it. Had the worker been half way through
+    # a compile (or an import: the compiler imports lazily), the child would inherit
+    # that half: locks held forever, modules half initialised. So a fork waits for the
+    # job the worker has in hand (at most the rest of one compile), and the child takes
+    # over the jobs still pending: those functions are hot there too, and their
+    # counters will not trigger again.
+    # Registered once the compiler is loaded, after the compiler's own handlers
+    # (compiler.py, dispatcher.py, lower/jit.py), so that this `before` runs first
+    # (CPython runs them in reverse order: the worker may need the locks that
+    # lower/jit.py's takes) and this `after_in_child` last.
+
+    def _before_fork(self) -> None:
+        self.busy.acquire()
+
+    def _after_fork_in_parent(self) -> None:
+        self.busy.release()
+
+    def _after_fork_in_child(self) -> None:
+        self.busy = _thread.allocate_lock()
+        pending = list(self.pending)
+        self.pending = collections.deque()
+        self.worker_running = False  # the worker thread was not copied
+        for job in pending:
+            self._submit(job)
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""
         if message not in self.warned:
             self.warned.add(message)
-            warnings.warn(f"cuvil_bc: {message}", RuntimeWarning, stacklevel=2)
+            internal_warning(f"cuvil_bc: {message}", stacklevel=2)
 
     # -- counters ---------------------------------------------------------------------
 
-    def register(self, candidates: Sequence[tuple[Any, ...]], source: str, rejected: list[Any] | None = None) -> None:
-        """Set up the counters of a module's candidate functions (before its code runs):
-        `FunctionInfo`s, or from the cache the same fields as plain tuples. `rejected`:
-        the module's other functions, for the report (None: in the cache's report file)."""
+    def register(
+        self, candidates: Sequence[tuple[Any, ...]], source: str, code: types.CodeType, rejected: list[Any] | None = None
+    ) -> types.CodeType:
+        """Set up the counters of a module's candidate functions (before its code runs)
+        and return its `code` (with placeholders for them, as `decode/counting.py` writes
+        it) calling them. `candidates`: `FunctionInfo`s, or from the cache the same
+        fields as plain tuples. `rejected`: the module's other functions, for the report
+        (None: in the cache's report file)."""
+        counters: dict[str, Counter] = {}
         with self.lock:
             self.rejected.append((source, rejected))
             for fields in candidates:
                 key = fields[0]
-                if key in self.records and key in self.table:
-                    continue  # the module is imported again (importlib.reload): keep counting
-                record = Record(FunctionInfo(*fields))
-                self.records[key] = record
-                record.threshold = self.options.threshold
-                record.cold = itertools.repeat(None, record.threshold)
-                self.table[key] = itertools.chain(record.cold, _Trigger(self, record, by_call=True))
-                loop = itertools.repeat(None, self.options.loop_threshold)
-                self.table[key + "@loop"] = itertools.chain(loop, _Trigger(self, record, by_call=False))
+                record = self.records.get(key)
+                if record is None or record.call_counter is None or record.loop_counter is None:
+                    record = self._new_record(FunctionInfo(*fields))
+                # else: the module is imported again (importlib.reload): keep counting
+                counters[key] = record.call_counter  # type: ignore[assignment]
+                counters[key + "@loop"] = record.loop_counter  # type: ignore[assignment]
+        return live(code, counters)
+
+    def _new_record(self, info: FunctionInfo) -> Record:
+        record = Record(info)
+        self.records[info.key] = record
+        record.threshold = self.options.threshold
+        record.cold = itertools.repeat(None, record.threshold)
+        calls = _Phases(self, record, by_call=True, cold=record.cold, hot=record.calls)
+        record.call_counter = Counter(next, itertools.chain.from_iterable(calls))
+        loops = _Phases(self, record, by_call=False, cold=itertools.repeat(None, self.options.loop_threshold), hot=itertools.repeat(None))
+        record.loop_counter = Counter(next, itertools.chain.from_iterable(loops))
+        return record
 
     def on_hot(self, record: Record, frame: types.FrameType, by_call: bool) -> None:
-        key = record.info.key
-        if record.calls is not None:
+        if record.hot:
             return  # the other counter got there first
-        record.calls = itertools.count(1 if by_call else 0)  # (this call,) and later ones
-        self.table[key] = record.calls
-        self.table[key + "@loop"] = itertools.repeat(None)
+        record.hot = True
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount]
         f_locals = frame.f_locals
@@ -151,33 +217,63 @@ class Runtime:
         if self.options.sync:
             self.compile(*job)
             return
-        if not self.worker_started:
+        if not self.compiler_loaded:
             # The first time, load the compiler here. Imported from the worker, its
             # hundreds of file-system calls would each wait for this busy thread to
             # hand the GIL back (up to a switch interval each): seconds, not 0.1 s.
+            # (Also, the compiler's at-fork handlers are then registered before ours,
+            # so that in a child they have repaired its locks when our worker starts.)
+            from .. import dispatcher  # noqa: F401 (and with it the compiler)
             from ..lower.jit import get_jit
 
             get_jit()
-            self.worker_started = True
+            self.compiler_loaded = True
+            if hasattr(os, "register_at_fork"):
+                os.register_at_fork(
+                    before=self._before_fork, after_in_parent=self._after_fork_in_parent, after_in_child=self._after_fork_in_child
+                )
+        self._submit(job)
+
+    def _submit(self, job: Job) -> None:
+        with self.lock:
+            self.pending.append(job)
+            if self.worker_running:
+                return
+            self.worker_running = True
+        try:
             _thread.start_new_thread(self._work, ())
-        self.jobs.put(job)
+        except BaseException:
+            with self.lock:
+                self.worker_running = False
+            raise
 
     def _work(self) -> None:
+        """Compile the pending jobs, then end: a thread left idle would make the
+        process multi-threaded for good, and CPython warns at every fork (os.fork,
+        multiprocessing) of a multi-threaded process, where plain CPython would not."""
         while True:
-            record, code, args = self.jobs.get()
-            # LLVM runs without the GIL; every return to Python waits for the program's
-            # thread to let go of it. A short switch interval while compiling keeps
-            # those waits short; the program's own setting is restored when idle.
-            interval = sys.getswitchinterval()
-            sys.setswitchinterval(min(interval, COMPILE_SWITCH_INTERVAL))
-            ours = sys.getswitchinterval()
-            try:
-                self.compile(record, code, args)
-            except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
-                self.fail(record, f"internal error while compiling: {type(e).__name__}: {e}")
-            finally:
-                if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
-                    sys.setswitchinterval(interval)
+            with self.busy:  # a fork waits for this job (see `_before_fork`)
+                with self.lock:
+                    if not self.pending:
+                        self.worker_running = False
+                        return
+                    job = self.pending.popleft()
+                self._do(job)
+
+    def _do(self, job: Job) -> None:
+        # LLVM runs without the GIL; every return to Python waits for the program's
+        # thread to let go of it. A short switch interval while compiling keeps those
+        # waits short; the program's own setting is restored when idle.
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(min(interval, COMPILE_SWITCH_INTERVAL))
+        ours = sys.getswitchinterval()
+        try:
+            self.compile(*job)
+        except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
+            self.fail(job[0], f"internal error while compiling: {type(e).__name__}: {e}")
+        finally:
+            if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
+                sys.setswitchinterval(interval)
 
     # -- compiling ------------------------------------------------------------------
 
@@ -187,6 +283,9 @@ class Runtime:
             self.warn(f"{record.info.module}.{record.info.qualname} runs interpreted: {reason}")
 
     def compile(self, record: Record, code: types.CodeType, args: tuple[Any, ...] | None) -> None:
+        from .. import observe
+        from ..counters import NativeCall
+        from ..decode.counting import trampoline
         from ..dispatcher import Dispatcher, argument_key
 
         record.calls_before_native = record.calls_counted()
@@ -203,12 +302,15 @@ class Runtime:
             if native is None:
                 self.fail(record, dispatcher.failure(argument_key(args)) or "not compilable for these arguments")
                 return
-        tramp = trampoline(code, record.info.key)
+        tramp = trampoline(code, NativeCall(dispatcher.function))
         originals.register(tramp, copy)
-        self.native[record.info.key] = dispatcher.function
         record.dispatchers.append(dispatcher)
-        for func in functions:
-            func.__code__ = tramp
+        with self.lock:
+            record.swapped += [(weakref.ref(func), code, tramp) for func in functions]
+            watched = observe.observed()
+            for func in functions:
+                if not watched:  # a tool is watching: the trampoline waits (observed_changed)
+                    func.__code__ = tramp
         record.status, record.reason = "native", ""
 
     def rows(self) -> list[dict[str, Any]]:
@@ -229,26 +331,59 @@ class Runtime:
         return rows
 
 
-class _Trigger:
-    """The end of a cold counter: the first tick past the threshold starts compiling."""
+class _Phases:
+    """What a counter's `itertools.chain.from_iterable` goes through: `cold`, then,
+    after triggering the record (unless the other counter did), `hot`, which never ends."""
 
-    def __init__(self, runtime: Runtime, record: Record, by_call: bool) -> None:
+    def __init__(self, runtime: Runtime, record: Record, by_call: bool, cold: Iterator[Any], hot: Iterator[Any]) -> None:
         self.runtime = runtime
         self.record = record
-        self.by_call = by_call  # the end of the call counter (else: of the loop counter)
-        self.fired = False
+        self.by_call = by_call  # the call counter's (else: the loop counter's)
+        self.cold: Iterator[Any] | None = cold
+        self.hot = hot
 
-    def __iter__(self) -> "_Trigger":
+    def __iter__(self) -> "_Phases":
+        return self
+
+    def __next__(self) -> Iterator[Any]:
+        if self.cold is not None:
+            cold, self.cold = self.cold, None
+            return cold
+        if self.record.hot:
+            return self.hot
+        if self.by_call:
+            next(self.hot)  # this call: counted before the trigger reads the count
+        try:
+            # Frame 1 is the counted function's: the chain and the counter are C.
+            self.runtime.on_hot(self.record, sys._getframe(1), self.by_call)
+        except Exception as e:  # noqa: BLE001 (an internal error: never disturb the program)
+            self.runtime.fail(self.record, f"internal error: {type(e).__name__}: {e}")
+        except BaseException as e:
+            # KeyboardInterrupt or SystemExit (Ctrl-C while a compile runs on the
+            # program's thread) is the program's: it propagates, from this tick's
+            # iterator. Raised here, by the chain's source, it would end the chain for
+            # good. The record is hot: the next tick comes back for `hot`.
+            return _Raising(e)
+        return iter((None,))  # this tick; the chain asks again for the next one
+
+
+class _Raising:
+    """An iterator whose first item raises `error`, and that then ends."""
+
+    def __init__(self, error: BaseException) -> None:
+        self.error: BaseException | None = error
+
+    def __iter__(self) -> "_Raising":
         return self
 
     def __next__(self) -> None:
-        if not self.fired:
-            self.fired = True
-            try:
-                self.runtime.on_hot(self.record, sys._getframe(1), self.by_call)
-            except BaseException as e:  # noqa: BLE001 (never disturb the program)
-                self.runtime.fail(self.record, f"internal error: {type(e).__name__}: {e}")
-        return None
+        error, self.error = self.error, None
+        if error is None:
+            raise StopIteration
+        try:
+            raise error
+        finally:
+            del error  # no cycle through this frame's traceback
 
 
 def _copy(func: types.FunctionType) -> types.FunctionType:
@@ -259,18 +394,6 @@ def _copy(func: types.FunctionType) -> types.FunctionType:
     copy.__module__ = func.__module__
     copy.__doc__ = func.__doc__
     return copy
-
-
-def trampoline(code: types.CodeType, key: str) -> types.CodeType:
-    """Code with `code`'s parameters that passes them on to the native dispatcher."""
-    params = list(code.co_varnames[: code.co_argcount])
-    posonly = code.co_posonlyargcount
-    signature = ", ".join(params[:posonly] + (["/"] if posonly else []) + params[posonly:])
-    source = f"def _t({signature}):\n    return {NATIVE}[{key!r}]({', '.join(params)})\n"
-    ns: dict[str, Any] = {}
-    exec(compile(source, code.co_filename, "exec"), ns)
-    tramp: types.CodeType = ns["_t"].__code__
-    return tramp.replace(co_name=code.co_name, co_qualname=code.co_qualname, co_firstlineno=code.co_firstlineno)
 
 
 RUNTIME = Runtime()

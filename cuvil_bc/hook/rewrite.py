@@ -18,7 +18,7 @@ from ..errors import CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
-FORMAT = 1
+FORMAT = 2
 
 #: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
 NOT_NUMERIC = "no loop or arithmetic"

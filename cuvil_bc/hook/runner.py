@@ -53,7 +53,7 @@ def run_path(path: str, argv: list[str], replaced_path0: str | None) -> None:
         source = f.read()
     code = compile(source, abspath, "exec", dont_inherit=True)
     try:
-        code = rewritten(abspath, "__main__", code)
+        code = rewritten(abspath, "__main__", code, source)
     except Exception as e:  # noqa: BLE001 (run the program unaccelerated rather than not at all)
         from .hot import RUNTIME
 
@@ -74,10 +74,54 @@ def cannot_open(path: str) -> None:
     raise SystemExit(2)
 
 
-def run_module(name: str, argv: list[str]) -> None:
-    """``python -m name`` with ``sys.argv[1:] = argv[1:]``."""
-    sys.argv[:] = argv
+def run_module(name: str, args: list[str], replaced_path0: str | None) -> None:
+    """``python -m name args...``; `replaced_path0` is the ``sys.path[0]`` entry that
+    stands where CPython would have put the working directory (None: leave `sys.path`
+    alone)."""
+    g = sys.modules["__main__"].__dict__
+    # `__main__` as CPython hands it to runpy: our own bootstrap's names must not show
+    # in the program's globals.
+    g.clear()
+    g.update(
+        __name__="__main__",
+        __doc__=None,
+        __package__=None,
+        __loader__=importlib.machinery.BuiltinImporter,
+        __spec__=None,
+        __annotations__={},
+        __builtins__=sys.modules["builtins"],
+    )
+    # "-m" until runpy has found the module: a package's __init__ sees it, as under CPython.
+    sys.argv[:] = ["-m", *args]
+    if replaced_path0 is not None and sys.path and os.path.normpath(sys.path[0]) == os.path.normpath(replaced_path0):
+        if sys.flags.safe_path:
+            del sys.path[0]
+        else:
+            sys.path[0] = os.getcwd()
     _run_as_program(lambda: runpy._run_module_as_main(name))  # type: ignore[attr-defined]
+
+
+def module_option(args: list[str]) -> tuple[str, list[str]] | None:
+    """(module, its arguments) when `args` start with CPython's ``-m module`` (or
+    ``-mmodule``); None when they do not name a module that way."""
+    if not args or not args[0].startswith("-m"):
+        return None
+    if args[0] != "-m":
+        return args[0][2:], args[1:]
+    if len(args) < 2:
+        return None
+    return args[1], args[2:]
+
+
+def argument_expected() -> None:
+    """Exit as CPython does for ``-m`` without a module name."""
+    program = sys.orig_argv[0] if sys.orig_argv else sys.executable
+    sys.stderr.write(
+        "Argument expected for the -m option\n"
+        f"usage: {program} [option] ... [-c cmd | -m mod | file | -] [arg] ...\n"
+        "Try `python -h' for more information.\n"
+    )
+    raise SystemExit(2)
 
 
 def _run_as_program(body: Callable[[], Any]) -> None:

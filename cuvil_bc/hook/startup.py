@@ -6,6 +6,9 @@ any ``-X importhook`` option is given.
   import location (as for a directory or zip with ``__main__.py``); our path hook says
   yes, so CPython runs module ``__main__`` from it, which is a bootstrap that runs
   ``app.py`` with ``sys.argv = ["app.py", args...]`` (`runner.run_path`).
+* ``python -X importhook cuvil_bc -m package.module args``: the same stand-in, whose
+  bootstrap runs the module as ``python -m package.module args`` would
+  (`runner.run_module`).
 * ``python -X importhook=cuvil_bc app.py args``: the same, for the real script path, so
   that the script's own functions are counted too.
 
@@ -23,7 +26,10 @@ BOOTSTRAP = "import cuvil_bc.hook.startup as _cb_startup; _cb_startup.bootstrap(
 
 
 class _MainFinder:
-    """The path-entry finder for the stand-in script path: it finds only ``__main__``."""
+    """The path-entry finder for the stand-in script path: it finds only ``__main__``.
+
+    `argv` is the program's command line after the stand-in: a script and its
+    arguments, or ``-m module`` and its arguments."""
 
     def __init__(self, entry: str, script: str, argv: list[str]) -> None:
         self.entry, self.script, self.argv = entry, script, argv
@@ -62,7 +68,7 @@ _pending: _MainFinder | None = None
 
 def bootstrap() -> None:
     """Run by CPython as ``__main__``: run the real script."""
-    from .runner import cannot_open, run_path
+    from .runner import argument_expected, cannot_open, module_option, run_module, run_path
 
     assert _pending is not None
     # CPython has found __main__: forget the stand-in path entry. It can be a real
@@ -73,6 +79,13 @@ def bootstrap() -> None:
     for entry in _pending.seen:
         if sys.path_importer_cache.get(entry) is _pending:
             del sys.path_importer_cache[entry]
+    if _pending.argv[0].startswith("-m"):
+        module = module_option(_pending.argv)
+        if module is None:
+            argument_expected()
+            return
+        run_module(module[0], module[1], replaced_path0=_pending.entry)
+        return
     if not os.path.isfile(_pending.script):
         cannot_open(_pending.script)
     run_path(_pending.script, _pending.argv, replaced_path0=_pending.entry)
@@ -94,14 +107,18 @@ def activate() -> None:
         if not argv:
             return  # CPython reports the missing script ("can't open file 'cuvil_bc'")
         entry = os.path.abspath("cuvil_bc")
+        # A module's program directory is the working directory, as under
+        # ``python -m cuvil_bc -m``.
+        program_dir = os.getcwd() if argv[0].startswith("-m") else os.path.dirname(os.path.abspath(argv[0]))
     elif option == "cuvil_bc" and sys.argv[:1] not in ([""], ["-c"], ["-m"]) and os.path.isfile(sys.argv[0]):
         argv = list(sys.argv)
         entry = os.path.abspath(sys.argv[0])
+        program_dir = os.path.dirname(entry)
     else:
         if option == "cuvil_bc":
             _install_quietly()  # -c, -m or stdin: modules are still counted
         return
-    _install_quietly(program_dir=os.path.dirname(os.path.abspath(argv[0])))
+    _install_quietly(program_dir=program_dir)
     _pending = _MainFinder(entry, argv[0], argv)
     sys.path_hooks.insert(0, _path_hook)
     sys.path_importer_cache.pop(entry, None)
@@ -118,6 +135,6 @@ if not getattr(sys, "_cuvil_bc_startup_done", False):  # site may process the .p
     try:
         activate()
     except Exception as e:  # noqa: BLE001
-        import warnings
+        from ..warn import internal_warning
 
-        warnings.warn(f"cuvil_bc: the import hook is off: {type(e).__name__}: {e}", RuntimeWarning, stacklevel=1)
+        internal_warning(f"cuvil_bc: the import hook is off: {type(e).__name__}: {e}", stacklevel=1)
