@@ -4,7 +4,9 @@
 asserts that both return the same value of the same type (floats compared by `repr`, so
 -0.0 and NaN count) or raise the same exception type with the same message.
 `equivalent(fn, strategy)` does that for hypothesis-drawn argument tuples. Mutable
-arguments are copied per run and their final states compared as well.
+arguments are copied per run and their final states compared as well. Each check also
+asserts that the compiled call entered native code (unless ``native=False``), so a
+test cannot pass by falling back to the interpreter.
 
     from cuvil_bc.testing import check, edge_ints
     check(my_fn, 3, 4.5)
@@ -114,18 +116,62 @@ def describe(outcome: tuple[Any, ...]) -> str:
     return f"raised {value[0].__name__}({value[1]!r})"
 
 
-def check(compiled: Any, *args: Any) -> None:
+def check(compiled: Any, *args: Any, native: bool = True) -> None:
     """Assert that `compiled` (a dispatcher) and its `py_func` agree on `args`: the
-    result or exception, the arguments afterwards, and the warnings emitted."""
-    _compare(compiled, args, run_with_warnings(compiled.py_func, args), run_with_warnings(compiled, args))
+    result or exception, the arguments afterwards, and the warnings emitted.
+
+    With `native` (the default) the compiled call must also have entered native code
+    (and finished there or deoptimised) whenever its arguments can enter it at all, so
+    that a lowering that silently falls back to the interpreter fails the check. Tests
+    of fallbacks say ``native=False``."""
+    expected = run_with_warnings(compiled.py_func, args)
+    before = _entered(compiled)
+    actual = run_with_warnings(compiled, args)
+    _compare(compiled, args, expected, actual)
+    if native:
+        _assert_entered(compiled, args, before)
 
 
-def check_with(compiled: Any, make_args: Callable[[], tuple[Any, ...]]) -> None:
+def check_with(compiled: Any, make_args: Callable[[], tuple[Any, ...]], *, native: bool = True) -> None:
     """`check` for arguments that must be built together, such as views of one array
     (aliasing): each run gets its own ``make_args()``, and the arguments compared
     afterwards are what it returns (views show their base's final contents)."""
     args = make_args()
-    _compare(compiled, args, run_with_warnings(compiled.py_func, args, fresh=False), run_with_warnings(compiled, make_args(), fresh=False))
+    expected = run_with_warnings(compiled.py_func, args, fresh=False)
+    before = _entered(compiled)
+    actual = run_with_warnings(compiled, make_args(), fresh=False)
+    _compare(compiled, args, expected, actual)
+    if native:
+        _assert_entered(compiled, args, before)
+
+
+def _entered(compiled: Any) -> float:
+    """How many calls entered native code: those that finished there, and deopts."""
+    stats = compiled.stats
+    return stats["native_calls"] + stats["deopts"]
+
+
+def _assert_entered(compiled: Any, args: tuple[Any, ...], before: float) -> None:
+    if _entered(compiled) > before or not can_enter_native(args):
+        return
+    raise AssertionError(
+        f"{compiled.py_func.__qualname__}{args!r}: the results agree, but the call never entered native "
+        f"code (say native=False if that is what the test means)\n{compiled.explain()}"
+    )
+
+
+def can_enter_native(args: tuple[Any, ...]) -> bool:
+    """Whether arguments like these can be passed to native code at all: every int
+    fits in int64, and every value has a type that compiles."""
+    from .errors import CompileError
+    from .typing.types import typeof
+
+    try:
+        for a in args:
+            typeof(a)
+    except CompileError:
+        return False
+    return True
 
 
 def _compare(compiled: Any, args: tuple[Any, ...], expected: Any, actual: Any) -> None:
@@ -141,16 +187,26 @@ def _compare(compiled: Any, args: tuple[Any, ...], expected: Any, actual: Any) -
         )
 
 
-def equivalent(compiled: Any, strategy: Any, *, max_examples: int = 200) -> None:
-    """Check `compiled` against CPython on argument tuples drawn from `strategy`."""
+def equivalent(compiled: Any, strategy: Any, *, max_examples: int = 200, native: bool = True) -> None:
+    """Check `compiled` against CPython on argument tuples drawn from `strategy`. With
+    `native`, some of those calls must have entered native code: drawn arguments may
+    legitimately keep a call out of it (a read-only array for a function that writes),
+    so each call is not required to."""
     from hypothesis import given, settings
+
+    before = _entered(compiled)
 
     @settings(max_examples=max_examples, deadline=None, database=None)
     @given(strategy)
     def prop(args: tuple[Any, ...]) -> None:
-        check(compiled, *args)
+        check(compiled, *args, native=False)
 
     prop()
+    if native and _entered(compiled) == before:
+        raise AssertionError(
+            f"{compiled.py_func.__qualname__}: no drawn example entered native code "
+            f"(say native=False if that is what the test means)\n{compiled.explain()}"
+        )
 
 
 def numbers(ints: bool = True, floats: bool = True, bools: bool = True) -> Any:

@@ -64,9 +64,10 @@ def raises_type_error(op: str, lhs: str, rhs: str) -> bool:
 @pytest.mark.parametrize("op", BINOPS)
 def test_binop(op: str, lhs: str, rhs: str) -> None:
     d = build(f"def f(a, b):\n    return a {op} b\n")
-    check(d, BENIGN[lhs], BENIGN[rhs])
-    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=60)
-    if not raises_type_error(op, lhs, rhs):
+    native = not raises_type_error(op, lhs, rhs)
+    check(d, BENIGN[lhs], BENIGN[rhs], native=native)
+    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=60, native=native)
+    if native:
         assert native_ran(d), d.explain()
 
 
@@ -74,9 +75,10 @@ def test_binop(op: str, lhs: str, rhs: str) -> None:
 @pytest.mark.parametrize("op", BINOPS)
 def test_augmented_assignment(op: str, lhs: str, rhs: str) -> None:
     d = build(f"def f(a, b):\n    x = a\n    x {op}= b\n    return x\n")
-    check(d, BENIGN[lhs], BENIGN[rhs])
-    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=20)
-    if not raises_type_error(op, lhs, rhs):
+    native = not raises_type_error(op, lhs, rhs)
+    check(d, BENIGN[lhs], BENIGN[rhs], native=native)
+    equivalent(d, operand_strategy(op, lhs, rhs), max_examples=20, native=native)
+    if native:
         assert native_ran(d), d.explain()
 
 
@@ -105,12 +107,13 @@ UNARY = {"neg": "-a", "pos": "+a", "invert": "~a", "not": "not a"}
 @pytest.mark.parametrize("name", list(UNARY))
 def test_unary(name: str, kind: str) -> None:
     d = build(f"def f(a):\n    return {UNARY[name]}\n")
-    check(d, BENIGN[kind])
-    equivalent(d, st.tuples(scalar(kind)), max_examples=100)
-    for v in {"int": EDGE_INTS, "float": (0.0, -0.0, math.nan, math.inf), "bool": (True, False)}[kind]:
-        check(d, v)
     # ~float is a TypeError; ~bool is deliberately left to CPython (it warns on 3.12+).
-    if not (name == "invert" and kind in ("float", "bool")):
+    native = not (name == "invert" and kind in ("float", "bool"))
+    check(d, BENIGN[kind], native=native)
+    equivalent(d, st.tuples(scalar(kind)), max_examples=100, native=native)
+    for v in {"int": EDGE_INTS, "float": (0.0, -0.0, math.nan, math.inf), "bool": (True, False)}[kind]:
+        check(d, v, native=native)
+    if native:
         assert native_ran(d), d.explain()
 
 
@@ -120,8 +123,8 @@ def test_invert_bool_deprecation_warning_as_error() -> None:
     check(d, 3)
     with warnings.catch_warnings():
         warnings.simplefilter("error", DeprecationWarning)
-        check(d, True)
-        check(d, False)
+        check(d, True, native=False)  # ~bool runs in CPython
+        check(d, False, native=False)
 
 
 def test_unary_nested() -> None:
