@@ -20,6 +20,7 @@ void cb_set_deopt_line(int32_t line);
 int32_t cb_take_deopt_line(void);
 cb_word *cb_deopt_slots(void);
 int64_t cb_alloc(int64_t nbytes);
+int64_t cb_alloc_zeroed(int64_t nbytes);
 void *cb_data(int64_t meminfo);
 void cb_incref(int64_t meminfo);
 void cb_decref(int64_t meminfo);
@@ -30,6 +31,8 @@ void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 #define CB_RESUME_SLOTS 1024
 int32_t cb_abi_version(void);
+extern int64_t cb_signal_generation;
+int32_t cb_watch_signal(int32_t sig);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 """
 

@@ -1,6 +1,8 @@
 /* See runtime.h. */
+#define _POSIX_C_SOURCE 200809L /* sigaction under -std=c11 */
 #include "runtime.h"
 
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 
@@ -13,11 +15,13 @@ typedef struct {
 
 static _Atomic int64_t live_allocations = 0;
 
-int64_t cb_alloc(int64_t nbytes) {
+static int64_t alloc(int64_t nbytes, int zeroed) {
     if (nbytes < 0) return 0;
     size_t need = sizeof(cb_header) + CB_ALIGN + (size_t)nbytes;
     if ((uint64_t)nbytes > (uint64_t)INT64_MAX - need) return 0;
-    void *block = malloc(need);
+    /* calloc, like NumPy's zeros: a large block comes as fresh pages that the kernel
+       zeroes only when touched, so an untouched np.zeros commits no memory. */
+    void *block = zeroed ? calloc(1, need) : malloc(need);
     if (block == NULL) return 0;
     uintptr_t data = ((uintptr_t)block + sizeof(cb_header) + CB_ALIGN - 1) & ~(uintptr_t)(CB_ALIGN - 1);
     cb_header *h = (cb_header *)(data - sizeof(cb_header));
@@ -26,6 +30,10 @@ int64_t cb_alloc(int64_t nbytes) {
     atomic_fetch_add(&live_allocations, 1);
     return (int64_t)(uintptr_t)h;
 }
+
+int64_t cb_alloc(int64_t nbytes) { return alloc(nbytes, 0); }
+
+int64_t cb_alloc_zeroed(int64_t nbytes) { return alloc(nbytes, 1); }
 
 void *cb_data(int64_t meminfo) { return (char *)(uintptr_t)meminfo + sizeof(cb_header); }
 
@@ -116,4 +124,37 @@ int32_t cb_take_deopt_resume(void) {
     return point;
 }
 
-int32_t cb_abi_version(void) { return 4; }
+/* Signals. CPython's own handler only records a signal; the interpreter runs the
+ * Python handler (KeyboardInterrupt for SIGINT) at its next check, which a native
+ * loop never reaches. So ours runs first and counts the signal; loops compare the
+ * count with the one they started with, and deoptimise when it moved. The count is
+ * never reset, so a signal seen by one thread's loop is seen by every loop running. */
+int64_t cb_signal_generation = 0; /* read and written atomically only */
+#define CB_NSIG 128 /* above any signal number Linux or macOS uses */
+static struct sigaction chained[CB_NSIG];
+
+static void on_signal(int sig, siginfo_t *info, void *context) {
+    __atomic_fetch_add(&cb_signal_generation, 1, __ATOMIC_RELAXED);
+    struct sigaction *next = &chained[sig];
+    if (next->sa_flags & SA_SIGINFO) {
+        if (next->sa_sigaction != NULL) next->sa_sigaction(sig, info, context);
+    } else if (next->sa_handler != SIG_DFL && next->sa_handler != SIG_IGN) {
+        next->sa_handler(sig);
+    }
+}
+
+int32_t cb_watch_signal(int32_t sig) {
+    struct sigaction now, ours;
+    if (sig <= 0 || sig >= CB_NSIG || sigaction(sig, NULL, &now) != 0) return -1;
+    if ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_signal) return 0; /* already */
+    if (!(now.sa_flags & SA_SIGINFO) && (now.sa_handler == SIG_DFL || now.sa_handler == SIG_IGN)) {
+        return 0; /* the default action (or none): nothing for the interpreter to run */
+    }
+    chained[sig] = now; /* written while the handler in place is not ours */
+    ours = now;
+    ours.sa_flags |= SA_SIGINFO;
+    ours.sa_sigaction = on_signal;
+    return sigaction(sig, &ours, NULL) == 0 ? 1 : -1;
+}
+
+int32_t cb_abi_version(void) { return 6; }

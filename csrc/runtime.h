@@ -33,8 +33,9 @@ typedef struct { void *fn; int64_t calls; } cb_fast_target;
  * followed by the data, 64-byte aligned. A "meminfo" is the header's address as an
  * int64; an array that native code did not allocate (a caller's argument) carries a
  * meminfo <= 0 instead, and the reference-count functions ignore it. They are atomic:
- * native code runs without the GIL. */
+ * native code runs without the GIL. cb_alloc_zeroed's data is all zero bytes. */
 int64_t cb_alloc(int64_t nbytes);
+int64_t cb_alloc_zeroed(int64_t nbytes);
 void *cb_data(int64_t meminfo);
 void cb_incref(int64_t meminfo);
 void cb_decref(int64_t meminfo);
@@ -54,5 +55,11 @@ void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 int32_t cb_take_deopt_line(void);
 int32_t cb_abi_version(void);
+/* Counts the signals that arrived while a handler of CPython's was installed for them
+ * (see cb_watch_signal); native loops poll it. */
+extern int64_t cb_signal_generation;
+/* Run our counting handler before the one installed for `sig`, if that is a handler
+ * (not SIG_DFL or SIG_IGN): 1 done, 0 nothing to do, -1 error. */
+int32_t cb_watch_signal(int32_t sig);
 
 #endif

@@ -11,6 +11,7 @@ stable. Specialisations typed against a provisional answer are not cached.
 from __future__ import annotations
 
 import itertools
+import os
 import threading
 import types as pytypes
 import weakref
@@ -43,6 +44,7 @@ class Specialization:
     writes: bool = False  # has item assignments: deopts resume the interpreter (resume.py)
     provisional: bool = False
     lowered: bool = False
+    attempted: bool = False  # its lowering was started (and may have failed)
     entry: str | None = None
     fast_entry: str | None = None  # scalar-only signatures: see codegen.emit_fast_entry
     llvm: str = ""
@@ -85,11 +87,27 @@ class Specialization:
 class Compiler:
     def __init__(self) -> None:
         self.lock = threading.RLock()
-        self.done: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
+        #: Finished specialisations, held only while something uses them (a dispatcher's
+        #: native code, a caller's specialisation): dropped functions do not pile up.
+        self.done: weakref.WeakValueDictionary[tuple[object, tuple[Type, ...]], Specialization] = weakref.WeakValueDictionary()
         self.in_progress: dict[tuple[object, tuple[Type, ...]], Specialization] = {}
         self.stack: list[Specialization] = []
         #: Functions whose speculated guards failed once: compiled without speculation.
         self.no_speculation: weakref.WeakSet[pytypes.FunctionType] = weakref.WeakSet()
+
+    def _after_fork_in_child(self) -> None:
+        """A fork copies only its own thread. If another thread was compiling, the lock
+        it held stays held in the child, where that thread does not exist: the child's
+        first compile would wait forever. It gets a new lock, and that compile's
+        unfinished state goes (what is done is complete: `typed` caches a spec only at
+        its end, `compile` gives it an entry only once its code is loaded, and
+        `lower/jit.py` lets no fork happen inside LLVM)."""
+        if self.lock.acquire(blocking=False):  # free, or held by this very thread
+            self.lock.release()
+            return
+        self.lock = threading.RLock()
+        self.in_progress.clear()
+        self.stack.clear()
 
     # -- typing ---------------------------------------------------------------------
 
@@ -138,6 +156,11 @@ class Compiler:
             if pyfunc not in self.no_speculation and speculate.run(fn):
                 optimize(fn, typed=True)
             spec.fn = fn
+        except CompileError as e:
+            # What it was compiled against: a failure caused by a global's value (a big
+            # int, None) is retried once the global changes (see the dispatcher).
+            e.guards = [*e.guards, *spec.guards]
+            raise
         finally:
             self.stack.pop()
             del self.in_progress[key]
@@ -172,8 +195,14 @@ class Compiler:
             if spec.entry is not None:
                 return spec
             jit = get_jit()
-            module = jit.new_module(spec.symbol)
             pending = self._unlowered(spec)
+            for s in pending:
+                if s.attempted:
+                    # An earlier attempt failed or was interrupted, possibly after its
+                    # module reached the JIT: new names, so that nothing is defined twice.
+                    s.symbol = f"cb.{s.pyfunc.__qualname__}.{next(_symbols)}"
+                s.attempted = True
+            module = jit.new_module(spec.symbol)
             for s in pending:
                 assert s.fn is not None
                 try:
@@ -183,13 +212,19 @@ class Compiler:
                         FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc).run()
                 except CompileError as e:
                     raise e.at(s.fn.location())
-            spec.entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            fast_entry = None
             if fast_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
-                spec.fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+                fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
             optimized = jit.compile(module)
+            # Only once the module is loaded: a spec with an entry is one whose code is
+            # in the JIT, so an exception (or Ctrl-C) above leaves nothing half done,
+            # and the next compile of it starts again.
             for s in pending:
                 s.lowered = True
             spec.llvm = optimized
+            spec.fast_entry = fast_entry
+            spec.entry = entry
             return spec
 
     def _unlowered(self, spec: Specialization) -> list[Specialization]:
@@ -222,3 +257,5 @@ class _Callees:
 
 
 COMPILER = Compiler()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=COMPILER._after_fork_in_child)

@@ -12,17 +12,20 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 import sys
 import threading
 import time
 import types as pytypes
-import warnings
+import weakref
+from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import resume
+from . import observe, resume
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
+from .warn import internal_warning
 
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
@@ -92,8 +95,10 @@ class Dispatcher:
         self._native: dict[tuple[object, ...], _Native] = {}
         self._signature_list: list[str] = []
         self._failed: dict[tuple[object, ...], str] = {}
+        self._failed_guards: dict[tuple[object, ...], list[Any]] = {}
         self._guards: list[Any] = []
         self._lock = threading.RLock()
+        _LIVE.add(self)
         self._warned = False
         self._last_deopt: str | None = None
         self._last_line = 0
@@ -104,7 +109,11 @@ class Dispatcher:
             "_take": self._take,
             "_counts": self._counts,
         }
+        self._installed: pytypes.CodeType | None = None  # the code we last gave self.function
         self.function = self._make_function()
+        observe.listen(self)
+        if observe.observed():
+            self._regenerate()
         for sig in signatures or ():
             argtypes = parse_signature(sig)
             key = tuple(_PYTHON_TYPE.get(t, t) for t in argtypes)  # the key a call computes
@@ -130,6 +139,8 @@ class Dispatcher:
             self._defaults = self.py_func.__defaults__
             self.__signature__ = inspect.signature(self.py_func)
             self._regenerate()
+        if observe.observed():
+            return self._interpret(args, kwargs)  # a tool sees every line (observe.py)
         if kwargs or len(args) != self._nparams or not self._simple:
             try:
                 bound = self.__signature__.bind(*args, **kwargs)
@@ -171,6 +182,11 @@ class Dispatcher:
         from .lower.runtime import SPECULATIVE_DEOPT, take_deopt_resume
 
         number, words = take_deopt_resume()
+        if number and resume.point(number).pyfunc is not self.py_func:
+            # Left by another call whose deopt was never handled (its caller was
+            # interrupted): native code that deopts without a resume point clears it,
+            # so this is stale, and this call (which did not write) is simply re-run.
+            number = 0
         self._counts["deopts"] += 1
         speculative = bool(line & SPECULATIVE_DEOPT)
         line &= ~SPECULATIVE_DEOPT
@@ -200,11 +216,13 @@ class Dispatcher:
         return self.py_func(*args, **kwargs)
 
     def _make_function(self) -> pytypes.FunctionType:
-        from .fastpath import generic_source
+        from .fastpath import entry_function, generic_source
 
-        exec(generic_source(self.py_func), self._ns)
-        fn: pytypes.FunctionType = self._ns.pop("_cb_entry")
-        fn.__code__ = self._named(fn.__code__)
+        made = entry_function(generic_source(self.py_func), self._ns)
+        # The module's globals, as the function has: see `fastpath.entry_function`.
+        fn = pytypes.FunctionType(self._named(made.__code__), self.py_func.__globals__, self.py_func.__name__)
+        fn.__kwdefaults__ = made.__kwdefaults__
+        self._installed = fn.__code__
         functools.update_wrapper(fn, self.py_func)
         fn.__signature__ = self.__signature__  # type: ignore[attr-defined]
         for name in ("py_func", "explain", "inspect_ir", "inspect_llvm", "inspect_asm"):
@@ -214,22 +232,35 @@ class Dispatcher:
         fn.dispatcher = self  # type: ignore[attr-defined]
         return fn
 
+    def observed_changed(self, observed: bool) -> None:
+        with self._lock:
+            self._regenerate()
+
     def _regenerate(self) -> None:
-        """Swap in fast-path code for the current native specialisations."""
-        from .fastpath import can_generate, direct_supported, fast_source
+        """Swap in fast-path code for the current native specialisations (or, while a
+        tracing tool is active, code that calls the function itself)."""
+        from .fastpath import can_generate, direct_supported, entry_function, fast_source, generic_source, observed_source
 
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
-        if not can_generate(self.py_func):
+        if observe.observed() or not can_generate(self.py_func):
+            source = observed_source() if observe.observed() else generic_source(self.py_func)
+            self._install(entry_function(source, {**self._ns, "_pyfunc": self.py_func}))
             return
-        fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None]
-        direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)]
+        fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
+        direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)][:MAX_FAST_PATHS]
         ns: dict[str, Any] = {}
         source = fast_source(self.py_func, fast, self._guards, ns, self._defaults, direct)
-        self._ns.update(ns)
-        exec(source, self._ns)
-        new = self._ns.pop("_cb_entry")
-        self.function.__code__ = self._named(new.__code__)
-        self.function.__defaults__ = new.__defaults__
+        self._install(entry_function(source, {**self._ns, **ns}))
+
+    def _install(self, made: pytypes.FunctionType) -> None:
+        if self.function.__code__ is not self._installed:
+            # Someone gave the function other code (a hot-reload tool): it is theirs now,
+            # and runs as it would on the original function.
+            return
+        self.function.__code__ = self._named(made.__code__)
+        self.function.__defaults__ = made.__defaults__
+        self.function.__kwdefaults__ = made.__kwdefaults__
+        self._installed = self.function.__code__
 
     def _named(self, code: pytypes.CodeType) -> pytypes.CodeType:
         """Errors raised while binding arguments name the function, as CPython's do."""
@@ -243,13 +274,28 @@ class Dispatcher:
     # -- compiling ------------------------------------------------------------------
 
     def _compile_for(self, key: tuple[object, ...], args: tuple[Any, ...]) -> _Native | None:
-        if key in self._failed or any(k is None for k in key):
-            return None
+        if key in self._failed:
+            guards = self._failed_guards.get(key, ())
+            if all(g.holds() for g in guards):  # type: ignore[attr-defined]
+                return None
+            del self._failed[key]  # a global it depended on changed: try again
+            del self._failed_guards[key]
         argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in key)
         if not all(isinstance(t, _COMPILABLE) for t in argtypes):
+            # Remembered under the key, so `explain()` says why and later calls with
+            # such arguments go straight to the interpreter.
             self._failed[key] = "argument of type " + ", ".join(
-                getattr(k, "__name__", str(k)) for k in key if not isinstance(k, _COMPILABLE) and k not in _SCALARS
+                str(k) if isinstance(k, Uncompilable) else getattr(k, "__name__", str(k))
+                for k in key
+                if not isinstance(k, _COMPILABLE) and k not in _SCALARS
             )
+            if self.strict:
+                raise CompileError(self._failed[key], _def_location(self.py_func))
+            return None
+        if len(self._native) >= MAX_SIGNATURES:
+            # Each native signature costs every call a type test, and its code memory
+            # for the life of the process: past the cap, new signatures stay interpreted.
+            self._failed[key] = f"more than {MAX_SIGNATURES} argument-type signatures; this one runs interpreted"
             if self.strict:
                 raise CompileError(self._failed[key], _def_location(self.py_func))
             return None
@@ -265,6 +311,8 @@ class Dispatcher:
                 native = _Native(spec)
             except CompileError as e:
                 self._failed[key] = str(e)
+                if e.guards:
+                    self._failed_guards[key] = e.guards
                 if self.strict:
                     raise
                 return None
@@ -274,11 +322,8 @@ class Dispatcher:
                     raise CompileError(self._failed[key], _def_location(self.py_func)) from e
                 if not self._warned:
                     self._warned = True
-                    warnings.warn(
-                        f"cuvil_bc: {self.py_func.__qualname__} runs interpreted: {self._failed[key]}",
-                        RuntimeWarning,
-                        stacklevel=3,
-                    )
+                    # Never raises, whatever the warnings filter (-W error): see warn.py.
+                    internal_warning(f"cuvil_bc: {self.py_func.__qualname__} runs interpreted: {self._failed[key]}", stacklevel=3)
                 return None
             finally:
                 self._counts["compile_seconds"] += time.perf_counter() - start
@@ -294,6 +339,7 @@ class Dispatcher:
             self._counts["native_calls"] += sum(n.fast_calls() for n in self._native.values())
             self._native.clear()
             self._failed.clear()
+            self._failed_guards.clear()
             self._guards = []
             self._regenerate()
 
@@ -339,6 +385,25 @@ class Dispatcher:
         return f"<cuvil_bc dispatcher for {self.py_func.__qualname__}>"
 
 
+#: Every dispatcher, for `_after_fork_in_child`.
+_LIVE: "weakref.WeakSet[Dispatcher]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    """A dispatcher whose lock another thread held at the fork (compiling a signature)
+    gets a new one: that thread does not exist in the child, and the lock would stay
+    held forever. Its compile had recorded nothing yet, or everything a call needs."""
+    for dispatcher in list(_LIVE):
+        if dispatcher._lock.acquire(blocking=False):  # free, or held by this very thread
+            dispatcher._lock.release()
+        else:
+            dispatcher._lock = threading.RLock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
 class _LiveStats(dict):  # type: ignore[type-arg]
     """`stats` on the compiled function: a dict whose reads are always current."""
 
@@ -377,11 +442,22 @@ class _LiveStats(dict):  # type: ignore[type-arg]
         return repr(self._now())
 
 
-def typeof_or_none(value: tuple[Any, ...]) -> Type | None:
+@dataclass(frozen=True)
+class Uncompilable:
+    """The key of an argument whose value has no compilable type (a tuple holding a
+    list or an int beyond int64): why, so that `explain()` and strict mode can say."""
+
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+
+def typeof_or_reason(value: tuple[Any, ...]) -> Type | Uncompilable:
     try:
         return typeof(value)
-    except CompileError:
-        return None
+    except CompileError as e:
+        return Uncompilable(f"{type(value).__name__} ({e.construct})")
 
 
 def _key_text(key: tuple[object, ...]) -> str:
@@ -391,6 +467,14 @@ def _key_text(key: tuple[object, ...]) -> str:
 def _def_location(fn: pytypes.FunctionType) -> str:
     return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
+
+#: Native signatures per compiled function (see `Dispatcher._compile_for`): far more than
+#: one function used with arrays of many dtypes and layouts needs, few enough to bound the
+#: memory of a function called with ever new tuple shapes.
+MAX_SIGNATURES = 256
+#: Signatures tested one after another by the generated entry (the rest find theirs
+#: through the generic path's dictionary): each costs every call a few type tests.
+MAX_FAST_PATHS = 8
 
 #: Frames kept in reserve when giving native code a recursion budget, so that
 #: off-by-one differences in how versions count frames never matter.
@@ -412,7 +496,7 @@ _PLAIN = frozenset(_SCALARS)
 
 def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
     """What selects a specialisation: each argument's type (a tuple's item types, an
-    array's dtype and dimensions; None for a value that cannot be compiled)."""
+    array's dtype and dimensions; `Uncompilable` for a tuple that cannot be compiled)."""
     return tuple([type(a) if type(a) in _PLAIN else _structured_key(a) for a in args])
 
 
@@ -430,11 +514,11 @@ def _structured_key(value: Any) -> object:
         except CompileError:
             return t
     if t is tuple:
-        return typeof_or_none(value)
+        return typeof_or_reason(value)
     if _NDARRAY is None and "numpy" in sys.modules:
         _NDARRAY = sys.modules["numpy"].ndarray
-    found = typeof_or_none(value)
-    return found if found is not None else t
+    found = typeof_or_reason(value)
+    return t if isinstance(found, Uncompilable) else found
 
 
 def _take_deopt_line() -> int:

@@ -17,12 +17,16 @@ class CompileError(Exception):
     def __init__(self, construct: str, location: str | None = None) -> None:
         self.construct = construct
         self.location = location
+        #: Global guards of the functions being compiled: the failure may depend on them.
+        self.guards: list[object] = []
         super().__init__(f"{location}: {construct}" if location else construct)
 
     def at(self, location: str | None) -> "CompileError":
         """Return this error with `location` filled in if it had none."""
         if self.location is None and location is not None:
-            return type(self)(self.construct, location)
+            located = type(self)(self.construct, location)
+            located.guards = self.guards
+            return located
         return self
 
 

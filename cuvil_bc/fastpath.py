@@ -48,8 +48,40 @@ def can_generate(pyfunc: pytypes.FunctionType) -> bool:
     return not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0 and code.co_posonlyargcount == 0
 
 
+#: Builtins the generated code uses, bound like the helpers: the function runs with the
+#: module's globals, where a program may have rebound any of these names.
+_BUILTINS = ("type", "OverflowError", "AttributeError", "ValueError", "BufferError", "TypeError")
+
+
+def entry_function(source: str, helpers: dict[str, Any]) -> pytypes.FunctionType:
+    """The function that `source` (one ``def _cb_entry(...)``) defines, with every
+    helper it refers to bound as a keyword-only parameter defaulting to it.
+
+    So the code reads no globals of its own, and the dispatcher's function can have
+    the module's globals, as the original has: a hot-reload tool that assigns it a new
+    ``__code__`` then runs that code exactly as on the original function."""
+    import builtins
+
+    head, body = source.split("\n", 1)
+    assert head.startswith("def _cb_entry(") and head.endswith("):"), head
+    params = [p.strip() for p in head[len("def _cb_entry(") : -2].split(",") if p.strip()]
+    star_star = [p for p in params if p.startswith("**")]
+    plain = [p for p in params if not p.startswith("**")]
+    if not any(p.startswith("*") for p in plain):
+        plain.append("*")
+    scope = {**{n: getattr(builtins, n) for n in _BUILTINS}, **helpers}
+    bound = [f"{n}={n}" for n in scope if n != "_cb_entry"]
+    exec(f"def _cb_entry({', '.join(plain + bound + star_star)}):\n{body}", scope)
+    return scope["_cb_entry"]  # type: ignore[no-any-return]
+
+
 def generic_source(pyfunc: pytypes.FunctionType) -> str:
     return "def _cb_entry(*args, **kwargs):\n    return _generic(args, kwargs)\n"
+
+
+def observed_source() -> str:
+    """While a tracing tool is active (`observe.py`): the function itself, interpreted."""
+    return "def _cb_entry(*args, **kwargs):\n    return _pyfunc(*args, **kwargs)\n"
 
 
 def fast_source(

@@ -181,7 +181,7 @@ class ResumePoint:
                 values.append(UNBOUND)
         n = len(self.names)
         bound = tuple(name for name, v in zip(self.names, values) if v is not UNBOUND)
-        state = tuple(v for v in values[:n] if v is not UNBOUND) + tuple(reversed(values[n:]))
+        state = tuple(v for v in values[:n] if v is not UNBOUND) + (tuple(reversed(values[n:])),)
         return self.function(bound)(state)
 
 

@@ -125,6 +125,26 @@ def test_strict_names_unsupported_type() -> None:
         d("a", "b")
 
 
+def first_item(t):
+    return t[0]
+
+
+def test_tuples_that_do_not_compile_say_why() -> None:
+    # These fell back without a word: explain() said "not called yet", strict did not raise.
+    d = cuvil_bc.compile(first_item)
+    check(d, ([1], 2))
+    check(d, (2**70, 1))
+    text = d.explain()
+    assert "value of type list" in text and "beyond the int64 range" in text, text
+    assert "not called yet" not in text
+    strict = cuvil_bc.compile(first_item, strict=True)
+    with pytest.raises(cuvil_bc.CompileError, match="value of type list"):
+        strict(([1], 2))
+    with pytest.raises(cuvil_bc.CompileError, match="int64"):
+        strict((2**70, 1))
+    assert strict((1, 2.5)) == 1 and native_ran(strict)
+
+
 def test_strict_eager_signature_error() -> None:
     with pytest.raises(cuvil_bc.CompileError, match="list"):
         cuvil_bc.compile(uses_list, signatures=["(int)"], strict=True)

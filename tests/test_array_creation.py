@@ -253,3 +253,30 @@ def test_control_flow_keeps_counts_right() -> None:
     big = build(programs[0])
     for _ in range(2000):
         big(6, 3)
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[1]) * 4096
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+def test_zeros_commit_no_memory_until_touched() -> None:
+    # NumPy's zeros come from calloc, whose large blocks are fresh pages the kernel
+    # zeroes on first touch; malloc + memset committed the whole array at once.
+    f = build(
+        """
+        def f(n):
+            a = np.zeros(n)
+            a[n - 1] = 1.0
+            return a
+        """
+    )
+    check(f, 10)
+    n = 2**25  # 256 MiB of float64
+    before = _resident_bytes()
+    a = f(n)
+    grown = _resident_bytes() - before
+    assert native_ran(f) and a[n - 1] == 1.0 and a[0] == 0.0 and a.dtype == np.float64
+    del a
+    assert grown < 64 * 2**20, f"np.zeros({n}) committed {grown / 2**20:.0f} MiB"

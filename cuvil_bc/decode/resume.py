@@ -6,14 +6,22 @@ instruction at which native code knows every local variable and every value on t
 operand stack. This module builds the code object that does that: it is the original
 code with a short prologue in front,
 
-    LOAD_FAST .state; UNPACK_SEQUENCE n; STORE_FAST x; STORE_FAST y; ...;
-    JUMP_FORWARD <the instruction at `offset`>
+    LOAD_FAST .state; UNPACK_SEQUENCE n + 1; STORE_FAST x; STORE_FAST y; ...;
+    UNPACK_SEQUENCE depth; JUMP_FORWARD <the instruction at `offset`>
 
-taking a single argument, the tuple ``(x, y, ..., stack[-1], ..., stack[0])``: the
+taking a single argument, the tuple ``(x, y, ..., (stack[-1], ..., stack[0]))``: the
 bound locals in `names` order, then the operand stack from top to bottom, which
 UNPACK_SEQUENCE leaves on the stack in the right order. The rest of the code is the
 function's own, so it raises the same exceptions on the same lines, and a traceback
 names the same function.
+
+The neutral stack has no NULLs, but CPython's has one beside the callable of every
+call still being built (``abs(x if y else 1)`` resumed after the conditional has
+``NULL, abs, value`` on 3.12 and ``abs, NULL, value`` on 3.13). `stack_nulls` finds
+where they are by following the real bytecode's stack effects, and the prologue then
+builds the stack item by item, with a PUSH_NULL in each of those places:
+
+    ...; PUSH_NULL; LOAD_FAST .state; LOAD_CONST k; BINARY_SUBSCR; ...
 """
 
 from __future__ import annotations
@@ -23,7 +31,79 @@ import types
 
 import bytecode
 
+from . import versions as V
+
 _STATE = ".state"  # not an identifier: cannot clash with a local of the function
+
+_JUMPS = frozenset(getattr(dis, "hasjump", dis.hasjrel + dis.hasjabs))
+_ENDS = frozenset({"RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE"})
+_ALWAYS_JUMPS = frozenset({"JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT", "JUMP", "JUMP_NO_INTERRUPT"})
+_layouts: dict[types.CodeType, dict[int, tuple[bool, ...]]] = {}
+
+
+def stack_nulls(code: types.CodeType) -> dict[int, tuple[bool, ...]]:
+    """For the start of each reachable instruction (by byte offset), CPython's operand
+    stack there, bottom first: True for a NULL, False for a value.
+
+    Only the instructions that push NULLs are modelled; every other one pops and pushes
+    values as `dis.stack_effect` says. A method load (`obj.m(...)`) is taken as pushing
+    a NULL and the attribute, never "method, self": the state rebuilt for a resume
+    holds the attribute's value, and CALL treats both pairs alike."""
+    found = _layouts.get(code)
+    if found is not None:
+        return found
+    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+    at = {ins.offset: k for k, ins in enumerate(instrs)}
+    layouts: dict[int, tuple[bool, ...]] = {}
+    work: list[tuple[int, tuple[bool, ...]]] = [(0, ())]
+    while work:
+        k, stack = work.pop()
+        while k < len(instrs):
+            ins = instrs[k]
+            if ins.offset in layouts:
+                break  # reached before: bytecode gives every path the same stack shape
+            layouts[ins.offset] = stack
+            name = ins.opname
+            if ins.opcode in _JUMPS and name not in _ALWAYS_JUMPS:
+                work.append((at[ins.argval], _apply(ins, stack, jump=True)))
+            if name in _ALWAYS_JUMPS:
+                k, stack = at[ins.argval], _apply(ins, stack, jump=True)
+                continue
+            if name in _ENDS:
+                break
+            stack = _apply(ins, stack, jump=False)
+            k += 1
+    _layouts[code] = layouts
+    return layouts
+
+
+def _apply(ins: dis.Instruction, stack: tuple[bool, ...], jump: bool) -> tuple[bool, ...]:
+    name, arg = ins.opname, ins.arg
+    if name == "PUSH_NULL":
+        return stack + (True,)
+    if name == "LOAD_GLOBAL" and arg is not None and arg & 1:
+        return stack + ((False, True) if V.PY313 else (True, False))
+    if (name == "LOAD_ATTR" and V.PY312 and arg is not None and arg & 1) or name == "LOAD_METHOD":
+        return stack[:-1] + ((False, True) if V.PY313 else (True, False))
+    if name == "PRECALL":
+        return stack  # 3.11: CALL, next, does the popping
+    if name in ("CALL", "CALL_KW"):
+        assert arg is not None
+        pops = arg + 2 + (name == "CALL_KW")  # callable, NULL or self, arguments (, names)
+        return stack[: len(stack) - pops] + (False,)
+    effect = dis.stack_effect(ins.opcode, arg, jump=jump) if ins.opcode >= dis.HAVE_ARGUMENT else dis.stack_effect(ins.opcode)
+    if effect >= 0:
+        return stack + (False,) * effect
+    return stack[:effect]
+
+
+def null_layout(code: types.CodeType, offset: int, stack_depth: int) -> tuple[bool, ...] | None:
+    """CPython's stack at `offset` (see `stack_nulls`), if it holds exactly
+    `stack_depth` values besides its NULLs; else None (not a point to resume at)."""
+    layout = stack_nulls(code).get(offset)
+    if layout is None or layout.count(False) != stack_depth:
+        return None
+    return layout
 
 
 def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack_depth: int) -> types.CodeType:
@@ -42,16 +122,34 @@ def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack
             k += 1
     if target is None:
         raise ValueError(f"no instruction at offset {offset} in {code.co_qualname}")
+    layout = null_layout(code, offset, stack_depth)
+    if layout is None:
+        raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {stack_depth} values")
     label = bytecode.Label()
     items.insert(target, label)
     start = next(pos for pos, item in enumerate(items) if isinstance(item, bytecode.Instr) and item.name == "RESUME") + 1
     line = code.co_firstlineno
     prologue = [
         bytecode.Instr("LOAD_FAST", _STATE, lineno=line),
-        bytecode.Instr("UNPACK_SEQUENCE", len(names) + stack_depth, lineno=line),
+        bytecode.Instr("UNPACK_SEQUENCE", len(names) + 1, lineno=line),
         *(bytecode.Instr("STORE_FAST", name, lineno=line) for name in names),
-        bytecode.Instr("JUMP_FORWARD", label, lineno=line),
     ]
+    if not any(layout):
+        prologue.append(bytecode.Instr("UNPACK_SEQUENCE", stack_depth, lineno=line) if stack_depth else bytecode.Instr("POP_TOP", lineno=line))
+    else:
+        prologue.append(bytecode.Instr("STORE_FAST", _STATE, lineno=line))
+        value = stack_depth  # the stack tuple holds the top first
+        for null in layout:
+            if null:
+                prologue.append(bytecode.Instr("PUSH_NULL", lineno=line))
+            else:
+                value -= 1
+                prologue += [
+                    bytecode.Instr("LOAD_FAST", _STATE, lineno=line),
+                    bytecode.Instr("LOAD_CONST", value, lineno=line),
+                    bytecode.Instr("BINARY_SUBSCR", lineno=line),
+                ]
+    prologue.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
     items[start:start] = prologue
     abstract.clear()
     abstract.extend(items)

@@ -108,9 +108,9 @@ def _header_size() -> int:
     return int(ffi.cast("intptr_t", lib.cb_data(4096))) - 4096
 
 
-def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | None = None) -> ir.Value:
+def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | None = None, zeroed: bool = False) -> ir.Value:
     """A new array of type `t` and extents `shape` (i64s); strides like `like`'s (an
-    array value of the same ndim) or C order."""
+    array value of the same ndim) or C order; all zero bytes with `zeroed`."""
     b = em.builder
     size = em.i64(1)
     negative = ir.Constant(ir.IntType(1), 0)
@@ -120,7 +120,7 @@ def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | 
     for n in shape:
         size = em.checked("smul", size, n)  # ValueError: array is too big
     nbytes = em.checked("smul", size, em.i64(ITEMSIZE[t.dtype]))
-    alloc = em.declare("cb_alloc", I64, [I64])
+    alloc = em.declare("cb_alloc_zeroed" if zeroed else "cb_alloc", I64, [I64])
     meminfo = b.call(alloc, [nbytes])
     em.deopt_if(b.icmp_signed("==", meminfo, em.i64(0)))  # MemoryError (nothing to release)
     ndim = t.ndim
@@ -178,16 +178,12 @@ def fill_item(em: Emitter, t: ArrayType, value: Typed) -> ir.Value:
     return em.builder.load(one)
 
 
-def fill(em: Emitter, arr: ir.Value, t: ArrayType, item: ir.Value | None) -> None:
+def fill(em: Emitter, arr: ir.Value, t: ArrayType, item: ir.Value) -> None:
     """Set every element (the allocation is dense: any layout cb_new_strides gives is
-    a permutation of C order) to `item` (from `fill_item`); None: zeros."""
+    a permutation of C order) to `item` (from `fill_item`). Zeros come from
+    `allocate(zeroed=True)` instead."""
     b = em.builder
     n = size_of(em, arr, t.ndim)
-    if item is None:
-        data = b.inttoptr(b.extract_value(arr, 0), ir.IntType(8).as_pointer())
-        memset = em.declare("llvm.memset.p0.i64", ir.VoidType(), [ir.IntType(8).as_pointer(), ir.IntType(8), I64, ir.IntType(1)])
-        b.call(memset, [data, ir.Constant(ir.IntType(8), 0), b.mul(n, em.i64(ITEMSIZE[t.dtype])), ir.Constant(ir.IntType(1), 0)])
-        return
     first = b.inttoptr(b.extract_value(arr, 0), storage_type(t.dtype).as_pointer())
     counted_loop(em, n, lambda i: b.store(item, b.gep(first, [i])))
 

@@ -10,6 +10,8 @@ and the result written as 64-bit words (see `ltypes.py`).
 
 from __future__ import annotations
 
+import math
+import platform
 from typing import Protocol
 
 from llvmlite import ir
@@ -156,6 +158,12 @@ class FunctionLowering:
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
+        self.polled = self.plan_signal_polls(order)
+        self.infinities: dict[float, ir.Value] = {}
+        self.signals_at_entry: ir.Value | None = None
+        if self.polled:
+            with self.em.builder.goto_block(self.em.alloca_block):
+                self.signals_at_entry = self.signal_count()
         if not self.fn.writes and any(
             (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
             or self.defers_math_error(op)
@@ -206,6 +214,8 @@ class FunctionLowering:
                         self.early_bounds_guards(block)
                 self.em.line = op.line or self.fn.firstlineno
                 self.em.speculative = op.speculative
+                if op is block.ops[-1] and block in self.polled:
+                    self.poll_signals()
                 self.lower(op)
                 if self.track and refcount.is_owned(op):
                     self.held.append(op)
@@ -305,9 +315,31 @@ class FunctionLowering:
 
     # -- values ---------------------------------------------------------------------
 
+    def opaque_infinity(self, value: float) -> ir.Value:
+        """An infinite float constant, hidden from LLVM's constant folder.
+
+        Where CPython makes a NaN from numbers (``inf - inf``, ``0.0 * inf``) the
+        processor gives its default NaN, negative on x86-64, and its sign is observable
+        (`math.copysign`); LLVM folds the same operation on constants to a positive NaN.
+        Our own folding is CPython's, but constants meet again inside LLVM (an inlined
+        callee, a select of two constants). Every such NaN needs an infinity, so each
+        infinity goes through an empty inline asm in the entry block: opaque to LLVM,
+        no instruction at run time."""
+        found = self.infinities.get(value)
+        if found is None:
+            found = ir.Constant(F64, value)
+            if _FLOAT_REGISTER is not None:
+                with self.em.builder.goto_block(self.em.alloca_block):
+                    self.em.builder.position_at_start(self.em.alloca_block)
+                    found = self.em.builder.asm(ir.FunctionType(F64, [F64]), "", f"={_FLOAT_REGISTER},0", [found], False)
+            self.infinities[value] = found
+        return found
+
     def get(self, v: O.Value) -> Typed:
         t = value_type(v)
         if isinstance(v, O.Const):
+            if t == FLOAT and math.isinf(v.value):  # type: ignore[arg-type]
+                return self.opaque_infinity(float(v.value)), t  # type: ignore[arg-type]
             return const(v.value, t), t
         if isinstance(v, O.Undef):
             return ir.Constant(I8, 0), t
@@ -389,7 +421,7 @@ class FunctionLowering:
         elif isinstance(op, O.Unpack):
             val = operands[0][0]
         elif isinstance(op, O.TupleGet):
-            val = b.extract_value(operands[0][0], op.index)
+            val = self.tuple_item(operands[0], op.index, t)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType) and isinstance(t, ArrayType):
             val = self.array_view(operands[0], operands[1], op, t)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType):
@@ -399,9 +431,8 @@ class FunctionLowering:
         elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType):
             val = self.array_attribute(operands[0], op.name)
         elif isinstance(op, O.Subscript):
-            seq_t = operands[0][1]
-            assert isinstance(seq_t, TupleType) and isinstance(op.index, O.Const)
-            val = b.extract_value(operands[0][0], int(op.index.value) % len(seq_t.items))  # type: ignore[call-overload]
+            assert isinstance(op.index, O.Const)
+            val = self.tuple_item(operands[0], int(op.index.value), t)  # type: ignore[call-overload]
         elif isinstance(op, O.GetIter):
             val = self.range_iter(operands[0][0])
         elif isinstance(op, O.Narrow):
@@ -415,6 +446,20 @@ class FunctionLowering:
         self.values[op] = val
         if dead_end:  # nothing consumes it: it tests itself
             em.warn_if_not_finite(val)
+
+    def tuple_item(self, tup: Typed, index: int, t: Type) -> ir.Value:
+        """Item `index` (negative counts from the end) of a tuple, or of a union of
+        tuples of one length (`(a, 1) if c else (1.5, 2)`), represented as `t`."""
+
+        def item(vs: list[Typed]) -> Typed:
+            val, tt = vs[0]
+            assert isinstance(tt, TupleType), tt
+            k = index % len(tt.items)
+            return self.em.builder.extract_value(val, k), tt.items[k]
+
+        if isinstance(tup[1], TupleType):
+            return item([tup])[0]
+        return self.em.split([tup], t, item)
 
     def weak_twins(self, operands: list[Typed]) -> list[Typed]:
         """A binary op between an ``int | np.int64`` (``float | np.float64``) and an
@@ -507,15 +552,15 @@ class FunctionLowering:
         if c.like is not None:
             proto = args[c.like][0]
             shape = [em.builder.extract_value(proto, 1 + k) for k in range(t.ndim)]
-            new = arrays.allocate(em, t, shape, like=proto)
+            new = arrays.allocate(em, t, shape, like=proto, zeroed=kind == "zeros")
         else:
             value, shape_t = args[c.shape]  # type: ignore[index]
             if isinstance(shape_t, TupleType):
                 shape = [em.as_int((em.builder.extract_value(value, k), base(it))) for k, it in enumerate(shape_t.items)]
             else:
                 shape = [em.as_int((value, base(shape_t)))]
-            new = arrays.allocate(em, t, shape)
-        if kind == "zeros" or item is not None:
+            new = arrays.allocate(em, t, shape, zeroed=kind == "zeros")
+        if item is not None:
             arrays.fill(em, new, t, item)
         return new
 
@@ -971,6 +1016,48 @@ class FunctionLowering:
             return latch[0]
         return self.blocks[succ]
 
+    def plan_signal_polls(self, order: list[BasicBlock]) -> set[BasicBlock]:
+        """The loop headers that test for signals (Ctrl-C) on every iteration: all but
+        those of innermost ``for ... in range(...)`` loops. Those end by themselves,
+        and a test in them would keep LLVM from vectorizing them; the loop around
+        them, if any, tests. A while loop, which may never end, always tests."""
+        position = {b: k for k, b in enumerate(order)}
+        preds = self.fn.predecessors()
+        back = {h: [p for p in preds[h] if p in position and position[p] >= position[h]] for h in order}
+        headers = {h for h, ps in back.items() if ps}
+        polled: set[BasicBlock] = set()
+        for h in headers:
+            body, work = {h}, list(back[h])
+            while work:  # the natural loop: what reaches a back edge without passing h
+                blk = work.pop()
+                if blk not in body:
+                    body.add(blk)
+                    work.extend(p for p in preds[blk] if p in position)
+            term = h.terminator
+            innermost = not (body & headers - {h})
+            if innermost and isinstance(term, O.ForIter) and value_type(term.iterator) == RANGE_ITER:
+                continue
+            polled.add(h)
+        return polled
+
+    def signal_count(self) -> ir.Value:
+        """The runtime's count of signals so far (`cb_signal_generation`, which its
+        handler bumps). An atomic load: LLVM must not hoist it out of a loop."""
+        name = "cb_signal_generation"
+        counter = self.em.module.globals.get(name)
+        if counter is None:
+            counter = ir.GlobalVariable(self.em.module, I64, name)
+        return self.em.builder.load_atomic(counter, "monotonic", 8)
+
+    def poll_signals(self) -> None:
+        """Deoptimise if a signal arrived since this call began: CPython then runs the
+        program's handler (KeyboardInterrupt for Ctrl-C) as soon as it takes over,
+        in this loop for a function that writes (it resumes here), at the start of
+        the re-run for one that only reads."""
+        assert self.signals_at_entry is not None
+        moved = self.em.builder.icmp_unsigned("!=", self.signal_count(), self.signals_at_entry)
+        self.em.deopt_if(moved, distinct="signal")
+
     def plan_latches(self, order: list[BasicBlock]) -> None:
         """One latch block for each loop header that several back edges reach (an
         ``if`` in the loop body): its phis merge the loop-carried values, and the
@@ -1058,11 +1145,12 @@ class ResumeState:
         """Store the state and report the point, at the builder's position; return the
         owned arrays whose references go with it."""
         from .. import resume
+        from ..decode.resume import null_layout
 
         lw, em = self.lowering, self.lowering.em
         b = em.builder
         cp = self.checkpoint
-        if cp.offset < 0 or lw.pyfunc is None:
+        if cp.offset < 0 or lw.pyfunc is None or null_layout(lw.pyfunc.__code__, cp.offset, len(self.values) - len(cp.names)) is None:
             raise Unsupported("a guard at a point the interpreter cannot resume from", lw.fn.location(cp))
         slots: list[resume.Slot] = []
         stores: list[tuple[ir.Value, Type, int]] = []
@@ -1105,6 +1193,10 @@ class ResumeState:
             store_words(b, words, val, t, index)
         b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32]), [ir.Constant(I32, self.number)])
         return handed
+
+
+#: The inline-asm constraint letter of a floating-point register on this machine.
+_FLOAT_REGISTER = {"x86_64": "x", "amd64": "x", "aarch64": "w", "arm64": "w"}.get(platform.machine().lower())
 
 
 def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:

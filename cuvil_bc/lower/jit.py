@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import os
 import threading
-from typing import Iterator
+from typing import Any, Iterator
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -43,6 +44,7 @@ class JIT:
 
     def compile(self, module: ir.Module) -> str:
         """Verify, optimise and load `module`; return its optimised LLVM IR text."""
+        check_headroom()
         text = str(module)
         mod = llvm.parse_assembly(text)
         mod.verify()
@@ -56,6 +58,10 @@ class JIT:
             self.engine.add_module(mod)
             self.engine.finalize_object()
             self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
+            # The machine code stays loaded (and its symbols resolvable by later
+            # modules); the engine no longer keeps the module's IR, which was most of
+            # the memory a compiled function kept for the life of the process.
+            self.engine.remove_module(mod)
         return optimized
 
     def assembly(self, optimized: str) -> str:
@@ -112,6 +118,37 @@ def _tuned_options() -> Iterator[None]:
                     llvm.set_option("", off)
 
 
+#: Address space LLVM may need for one compile. LLVM aborts the process when an
+#: allocation fails ("LLVM ERROR: out of memory"), which a Python program under a
+#: memory limit survives: so with less than this left, nothing is compiled.
+HEADROOM = 256 << 20
+
+
+def check_headroom() -> None:
+    """Refuse to compile (the call runs in CPython) when a resource limit on address
+    space or data leaves less than `HEADROOM` above what the process uses now."""
+    import resource
+
+    from ..errors import CompileError
+
+    limits = []
+    for which in ("RLIMIT_AS", "RLIMIT_DATA"):
+        kind = getattr(resource, which, None)
+        if kind is not None:
+            soft = resource.getrlimit(kind)[0]
+            if soft != resource.RLIM_INFINITY:
+                limits.append(soft)
+    if not limits:
+        return
+    try:
+        with open("/proc/self/statm") as f:
+            used = int(f.read().split()[0]) * resource.getpagesize()  # all mapped memory
+    except (OSError, ValueError, IndexError):
+        used = 0
+    if min(limits) - used < HEADROOM:
+        raise CompileError(f"not compiled: a memory limit leaves less than {HEADROOM >> 20} MiB for LLVM")
+
+
 def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
     """Refuse a module that calls a function the process cannot provide: MCJIT would
     otherwise jump to address 0 (or abort) when the code runs."""
@@ -141,5 +178,58 @@ def get_jit() -> JIT:
     global _jit
     with _lock:
         if _jit is None:
+            check_headroom()
             _jit = JIT()
         return _jit
+
+
+# -- fork -------------------------------------------------------------------------------
+#
+# A fork copies only the thread that calls it. Had another thread been inside LLVM then
+# (compiling), the child would inherit LLVM (and the engine) half way through an
+# operation, and the locks around it held by a thread that does not exist there: its
+# first compile would wait forever. So a fork waits until no thread is in
+# the engine or in an LLVM call (both are short, and neither waits for anything but the
+# GIL, which the waiting fork releases), and both locks are released on each side. The
+# compiler's own lock (held for a whole compile, over Python code that may import) is
+# not waited for: `Compiler` replaces it in the child instead.
+
+
+def _llvm_lock() -> Any:
+    """llvmlite's lock around every call into LLVM (private, so looked up with care)."""
+    from llvmlite.binding import ffi
+
+    lock = getattr(getattr(getattr(ffi, "lib", None), "_lock", None), "_lock", None)
+    return lock if hasattr(lock, "acquire") and hasattr(lock, "release") else None
+
+
+_held_for_fork: list[object] = []
+
+
+def _before_fork() -> None:
+    _lock.acquire()
+    _held_for_fork.append(_lock)
+    llvm_lock = _llvm_lock()
+    if llvm_lock is not None:
+        llvm_lock.acquire()
+        _held_for_fork.append(llvm_lock)
+
+
+def _after_fork_in_parent() -> None:
+    while _held_for_fork:
+        _held_for_fork.pop().release()  # type: ignore[attr-defined]
+
+
+def _after_fork_in_child() -> None:
+    global _options_lock, _options_users
+    _after_fork_in_parent()
+    # A thread inside `_tuned_options` at the fork will never leave it in the child.
+    _options_lock = threading.Lock()
+    if _options_users:
+        _options_users = 0
+        for _, off in _OPTIONS:
+            llvm.set_option("", off)
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(before=_before_fork, after_in_parent=_after_fork_in_parent, after_in_child=_after_fork_in_child)

@@ -16,7 +16,7 @@ from .._runtime import ffi, lib  # type: ignore[import-not-found]
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 4
+ABI_VERSION = 6
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -41,7 +41,7 @@ def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
 RUNTIME_SYMBOLS = frozenset(
-    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_alloc", "cb_incref", "cb_decref", "cb_new_strides"}
+    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_incref", "cb_decref", "cb_new_strides"}
 )
 _registered = False
 
@@ -53,6 +53,37 @@ def register_symbols() -> None:
     for name in sorted(RUNTIME_SYMBOLS):
         llvm.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
     _registered = True
+    watch_signals()
+
+
+def watch_signals() -> None:
+    """Let native loops see the signals the program handles in Python (Ctrl-C's
+    KeyboardInterrupt, a SIGTERM or SIGALRM handler): the runtime's counting handler
+    runs before CPython's for each of them (`cb_watch_signal`), and again after the
+    program sets a handler, since CPython then puts its own back in front."""
+    import signal
+
+    for sig in signal.valid_signals():
+        try:
+            handler = signal.getsignal(sig)
+        except (OSError, ValueError):
+            continue
+        if callable(handler):
+            lib.cb_watch_signal(int(sig))
+    original = signal.signal
+    if getattr(original, "__cuvil_bc_wrapped__", False):
+        return
+
+    def watched_signal(signalnum: int, handler: object) -> object:
+        previous = original(signalnum, handler)  # type: ignore[arg-type]
+        if callable(handler):
+            lib.cb_watch_signal(int(signalnum))
+        return previous
+
+    watched_signal.__doc__ = original.__doc__
+    watched_signal.__wrapped__ = original  # type: ignore[attr-defined]
+    watched_signal.__cuvil_bc_wrapped__ = True  # type: ignore[attr-defined]
+    signal.signal = watched_signal  # type: ignore[assignment]
 
 
 #: Set in a deopt code when the failed guard belonged to a speculated op

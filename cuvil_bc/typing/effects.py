@@ -9,7 +9,7 @@ NumPy scalars counts: NumPy warns where Python would compute silently.
 from __future__ import annotations
 
 from ..ir import ops as O
-from .types import RANGE_ITER, NpScalar
+from .types import RANGE_ITER, NpScalar, options
 
 
 def _nonzero_const(v: O.Value) -> bool:
@@ -23,8 +23,10 @@ def may_raise(op: O.Op) -> bool:
         return op.tup.type is None  # once typed, the tuple's length is known
     if op.type is None or any(v.type is None for v in op.operands()):
         return True
-    if isinstance(op, (O.BinOp, O.UnaryOp)) and any(isinstance(v.type, NpScalar) for v in op.operands()):
-        return True  # NumPy warns (overflow, invalid value): an effect to keep
+    if isinstance(op, (O.BinOp, O.UnaryOp)) and any(
+        isinstance(t, NpScalar) for v in op.operands() for t in options(v.type)  # type: ignore[arg-type]
+    ):
+        return True  # NumPy warns (overflow, invalid value), also as one member of a union
     if isinstance(op, (O.Compare, O.Truth, O.UnaryOp, O.Unpack)):
         return False
     if isinstance(op, O.GetIter):

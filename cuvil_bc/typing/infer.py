@@ -209,6 +209,10 @@ class Inferencer:
             raise Unsupported(f"call of a {ftype}")
         func = ftype.obj
         if isinstance(func, type) and issubclass(func, BaseException):
+            if func.__module__ != "builtins":
+                # Blocks that raise are never typed, so this exception is built and
+                # kept: its class's own __init__ or __new__ may do anything.
+                raise Unsupported(f"an instance of {func.__qualname__} that is not raised at once")
             return ExcType(func)
         if isinstance(func, pytypes.FunctionType):
             if BOTTOM in argtypes:

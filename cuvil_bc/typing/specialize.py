@@ -73,6 +73,13 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
                 guards[name] = [Guard(gdict, name, MISSING), Guard(bdict, name, value)]
             else:
                 raise Unsupported(f"name '{name}' is not defined", fn.location(op))
+            if isinstance(value, pytypes.FunctionType):
+                # Code compiled into this one: assigning the callee a new __code__ (as
+                # hot-reload tools do) or new defaults must be noticed like a rebinding.
+                guards[name] += [
+                    Guard(value, "__code__", value.__code__, True),
+                    Guard(value, "__defaults__", value.__defaults__, True),
+                ]
             # A function that cuvil_bc.compile returned is compiled as the original.
             dispatcher = getattr(value, "dispatcher", None)
             if isinstance(value, pytypes.FunctionType) and dispatcher is not None:

@@ -18,10 +18,11 @@ def removable(op: O.Op) -> bool:
     if not op.pure:
         return False
     if isinstance(op, O.Call) and isinstance(op.func, O.Const):
-        from ..purity import is_pure_callable
-
-        if is_pure_callable(op.func.value) and isinstance(op.func.value, type):
-            return True  # building an exception object
+        callee = op.func.value
+        if isinstance(callee, type) and issubclass(callee, BaseException) and callee.__module__ == "builtins":
+            # Building a builtin exception object has no effect. Only those: `int(x)` is
+            # a call of a type too, and raises; a user's exception may run any __init__.
+            return True
     from ...typing.effects import may_raise  # typing knows which typed ops can raise
 
     return not may_raise(op)

@@ -16,6 +16,21 @@ def _drop_incoming(block: BasicBlock, pred: BasicBlock) -> None:
         phi.incoming = [(b, v) for b, v in phi.incoming if b is not pred]
 
 
+def _one_edge(block: BasicBlock, pred: BasicBlock) -> None:
+    """`pred` branched to `block` twice and now jumps once: keep one incoming entry
+    (both edges carried the same values, since phis are keyed by block)."""
+    for phi in block.phis():
+        seen = False
+        kept = []
+        for b, v in phi.incoming:
+            if b is pred:
+                if seen:
+                    continue
+                seen = True
+            kept.append((b, v))
+        phi.incoming = kept
+
+
 def _set_terminator(block: BasicBlock, op: O.ControlOp) -> None:
     op.line = block.ops[-1].line
     block.ops[-1] = op
@@ -32,9 +47,12 @@ def run(fn: Function) -> bool:
                 keep, drop = (term.if_true, term.if_false) if bool(term.cond.value) else (term.if_false, term.if_true)
                 if drop is not keep:
                     _drop_incoming(drop, block)
+                else:
+                    _one_edge(keep, block)
                 _set_terminator(block, O.Jump(keep))
                 changed = True
             elif term.if_true is term.if_false:
+                _one_edge(term.if_true, block)
                 _set_terminator(block, O.Jump(term.if_true))
                 changed = True
     # Unreachable blocks.

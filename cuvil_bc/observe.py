@@ -1,0 +1,142 @@
+"""Whether a tracing or profiling tool is watching the program.
+
+Native code has no lines, calls or frames for `sys.settrace`, `sys.setprofile` or
+`sys.monitoring` tools (debuggers, coverage.py, profilers) to see. So while any such
+tool is active, compiled functions run interpreted: the dispatcher's entry and the
+import hook's functions switch back to the original bytecode, and switch again to
+native code when the last tool goes away. Nothing is checked per call; instead the
+functions that start and stop tools are wrapped, and each `Listener` is told when
+the answer changes:
+
+    sys.settrace(tracer)     ->  observed() is True; listeners switch to bytecode
+    sys.settrace(None)       ->  observed() is False; listeners switch back
+
+The wrappers call the original functions with the same arguments and return what
+they return, so tools behave exactly as without cuvil_bc. Conservatively, a trace
+function set in any thread counts for every thread until that thread removes it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import weakref
+from typing import Any, Callable, Protocol
+
+
+class Listener(Protocol):
+    def observed_changed(self, observed: bool) -> None: ...
+
+
+_listeners: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_lock = threading.RLock()
+_threads: dict[int, list[bool]] = {}  # thread id -> [has a trace function, has a profile function]
+_later = [False, False]  # threads started later get a trace, a profile function
+_installed = False
+_state = False
+
+
+def observed() -> bool:
+    """Whether some tool may be watching: compiled functions should run interpreted."""
+    if not _installed:
+        install()
+    return _state
+
+
+def listen(listener: Listener) -> None:
+    """Tell `listener` (held weakly) whenever `observed()` changes."""
+    if not _installed:
+        install()
+    _listeners.add(listener)
+
+
+def _monitoring_tools() -> bool:
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is None:
+        return False
+    return any(monitoring.get_tool(i) is not None for i in range(6))
+
+
+def _update(kind: int | None = None, on: bool = False, scope: str = "thread") -> None:
+    """Recompute `observed()`, first noting that the trace (`kind` 0) or profile (1)
+    function of this thread, of threads started later or of all threads (`scope`) is
+    about to be set (`on`) or removed."""
+    global _state
+    with _lock:
+        alive = sys._current_frames()
+        for ident in [i for i in _threads if i not in alive]:
+            del _threads[ident]  # a thread that ended
+        me = threading.get_ident()
+        mine = _threads.setdefault(me, [sys.gettrace() is not None, sys.getprofile() is not None])
+        if kind is not None:
+            if scope == "thread":
+                mine[kind] = on
+            else:
+                _later[kind] = on
+                if scope == "all":
+                    for hooks in _threads.values():
+                        hooks[kind] = on
+        now = any(any(h) for h in _threads.values()) or any(_later) or _monitoring_tools()
+        changed, _state = now != _state, now
+        listeners = list(_listeners) if changed else []
+    for listener in listeners:
+        listener.observed_changed(now)
+
+
+def _wrap_setter(owner: Any, name: str, kind: int, scope: str) -> None:
+    """Wrap sys.settrace-like `owner.name`. The bookkeeping comes first and the real
+    call last: once a trace function is set, any Python code of ours would be traced
+    (a debugger in step mode would stop in it)."""
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "__cuvil_bc_wrapped__", False):
+        return
+
+    def wrapper(function: Any, *args: Any, **kwargs: Any) -> Any:
+        _update(kind, function is not None, scope)
+        return original(function, *args, **kwargs)
+
+    _install_wrapper(owner, name, original, wrapper)
+
+
+def _wrap_monitoring(owner: Any, name: str) -> None:
+    """Wrap a `sys.monitoring` function: the bookkeeping after the call (a tool is
+    registered before it asks for events, so none is delivered to it yet)."""
+    original = getattr(owner, name, None)
+    if original is None or getattr(original, "__cuvil_bc_wrapped__", False):
+        return
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(*args, **kwargs)
+        finally:
+            _update()
+
+    _install_wrapper(owner, name, original, wrapper)
+
+
+def _install_wrapper(owner: Any, name: str, original: Any, wrapper: Any) -> None:
+    wrapper.__name__ = getattr(original, "__name__", name)
+    wrapper.__qualname__ = getattr(original, "__qualname__", name)
+    wrapper.__doc__ = getattr(original, "__doc__", None)
+    wrapper.__wrapped__ = original
+    wrapper.__cuvil_bc_wrapped__ = True
+    setattr(owner, name, wrapper)
+
+
+def install() -> None:
+    """Wrap the functions that start and stop tools (once), and note any tool that is
+    already active (`python -m pdb`, coverage started before cuvil_bc)."""
+    global _installed
+    with _lock:
+        if _installed:
+            return
+        _installed = True
+        for kind, what in enumerate(("trace", "profile")):
+            _wrap_setter(sys, f"set{what}", kind, "thread")
+            _wrap_setter(threading, f"set{what}", kind, "later")  # threads started later
+            _wrap_setter(threading, f"set{what}_all_threads", kind, "all")  # 3.12+
+        monitoring = getattr(sys, "monitoring", None)
+        if monitoring is not None:
+            for name in ("use_tool_id", "free_tool_id", "clear_tool_id", "set_events", "set_local_events"):
+                _wrap_monitoring(monitoring, name)
+    _update()

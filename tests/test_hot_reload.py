@@ -1,0 +1,66 @@
+"""Giving a function new code, as hot-reload tools do (``f.__code__ = g.__code__``),
+takes effect exactly as in CPython: for the compiled function itself, and for compiled
+callers that had its old code compiled into them (issue 15, item 3)."""
+
+from __future__ import annotations
+
+from cuvil_bc.testing import check, compile_source, native_ran
+
+SOURCE = """
+def step(x):
+    return x + 1
+
+def step_v2(x):
+    return math.floor(x * 100)   # a global of the module, as reloaded code has
+
+def caller(x):
+    t = 0
+    for i in range(3):
+        t += step(x)
+    return t
+"""
+
+
+def test_new_code_for_a_compiled_function_runs_with_its_globals() -> None:
+    f = compile_source(SOURCE, "step")
+    check(f, 5)
+    check(f, 2.5)
+    assert native_ran(f)
+    f.__code__ = f.py_func.__globals__["step_v2"].__code__
+    for x in (5, 2.5):
+        assert f(x) == f.py_func.__globals__["step_v2"](x)
+        assert type(f(x)) is int
+    f(7.5)  # a new signature: it must not bring the dispatcher's code back
+    assert f(3) == 300
+
+
+def test_a_compiled_caller_notices_its_callee_got_new_code() -> None:
+    g = compile_source(SOURCE, "caller")
+    check(g, 5)
+    assert native_ran(g)
+    ns = g.py_func.__globals__
+    ns["step"].__code__ = ns["step_v2"].__code__
+    try:
+        check(g, 5)
+        check(g, 2.5)
+        assert g(5) == 1500
+    finally:
+        ns["step"].__code__ = compile_source(SOURCE, "step").py_func.__code__
+
+
+def test_under_the_hook_a_native_caller_notices_new_code_for_its_callee(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    program = Path(__file__).parent / "hook_programs" / "hot_reload.py"
+    env = {**os.environ, "CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(tmp_path / "r.json")}
+    plain = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    hooked = subprocess.run(
+        [sys.executable, "-X", "importhook", "cuvil_bc", str(program)], capture_output=True, text=True, env=env, timeout=120
+    )
+    assert (hooked.stdout, hooked.stderr, hooked.returncode) == (plain.stdout, plain.stderr, plain.returncode)
+    rows = {r["qualname"]: r for r in json.loads((tmp_path / "r.json").read_text())["functions"]}
+    assert rows["caller"]["status"] == "native" and rows["caller"]["calls_native"] > 0, rows["caller"]
