@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
+from .frames import OWN_CODE, hidden_frames, strip_own_frames
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
@@ -110,6 +111,7 @@ class Dispatcher:
             "_counts": self._counts,
         }
         self._installed: pytypes.CodeType | None = None  # the code we last gave self.function
+        OWN_CODE.add(self._ns["_deopt"].__code__)
         self.function = self._make_function()
         observe.listen(self)
         if observe.observed():
@@ -133,6 +135,7 @@ class Dispatcher:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call_generic(args, kwargs)
 
+    @hidden_frames
     def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         if self.py_func.__defaults__ is not self._defaults:
             # Someone assigned new defaults: bind with them, as CPython would.
@@ -208,12 +211,24 @@ class Dispatcher:
             # The function writes to memory: the interpreter carries on from the state
             # native code left, and must not start the call again.
             self._counts["interpreted_calls"] += 1
-            return point.run(args, words)
-        return self._interpret(args, {})
+            try:
+                return point.run(args, words)
+            except BaseException as e:
+                strip_own_frames(e)
+                raise
+        try:
+            return self._interpret(args, {})
+        except BaseException as e:
+            strip_own_frames(e)
+            raise
 
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._counts["interpreted_calls"] += 1
-        return self.py_func(*args, **kwargs)
+        try:
+            return self.py_func(*args, **kwargs)
+        except BaseException as e:
+            strip_own_frames(e)  # (frames.py)
+            raise
 
     def _make_function(self) -> pytypes.FunctionType:
         from .fastpath import entry_function, generic_source
@@ -223,6 +238,7 @@ class Dispatcher:
         fn = pytypes.FunctionType(self._named(made.__code__), self.py_func.__globals__, self.py_func.__name__)
         fn.__kwdefaults__ = made.__kwdefaults__
         self._installed = fn.__code__
+        OWN_CODE.add(fn.__code__)
         functools.update_wrapper(fn, self.py_func)
         fn.__signature__ = self.__signature__  # type: ignore[attr-defined]
         for name in ("py_func", "explain", "inspect_ir", "inspect_llvm", "inspect_asm"):
@@ -261,6 +277,7 @@ class Dispatcher:
         self.function.__defaults__ = made.__defaults__
         self.function.__kwdefaults__ = made.__kwdefaults__
         self._installed = self.function.__code__
+        OWN_CODE.add(self._installed)
 
     def _named(self, code: pytypes.CodeType) -> pytypes.CodeType:
         """Errors raised while binding arguments name the function, as CPython's do."""
@@ -402,6 +419,9 @@ def _after_fork_in_child() -> None:
 
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
+
+
+OWN_CODE.update((Dispatcher._interpret.__code__, Dispatcher._deopt.__code__))
 
 
 class _LiveStats(dict):  # type: ignore[type-arg]

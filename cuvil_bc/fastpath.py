@@ -50,7 +50,7 @@ def can_generate(pyfunc: pytypes.FunctionType) -> bool:
 
 #: Builtins the generated code uses, bound like the helpers: the function runs with the
 #: module's globals, where a program may have rebound any of these names.
-_BUILTINS = ("type", "OverflowError", "AttributeError", "ValueError", "BufferError", "TypeError")
+_BUILTINS = ("type", "OverflowError", "AttributeError", "ValueError", "BufferError", "TypeError", "BaseException")
 
 
 def entry_function(source: str, helpers: dict[str, Any]) -> pytypes.FunctionType:
@@ -69,9 +69,15 @@ def entry_function(source: str, helpers: dict[str, Any]) -> pytypes.FunctionType
     plain = [p for p in params if not p.startswith("**")]
     if not any(p.startswith("*") for p in plain):
         plain.append("*")
-    scope = {**{n: getattr(builtins, n) for n in _BUILTINS}, **helpers}
+    from .frames import strip_own_frames
+
+    scope = {**{n: getattr(builtins, n) for n in _BUILTINS}, "_cb_strip": strip_own_frames, **helpers}
     bound = [f"{n}={n}" for n in scope if n != "_cb_entry"]
-    exec(f"def _cb_entry({', '.join(plain + bound + star_star)}):\n{body}", scope)
+    # Exceptions pass through this frame without a trace of it (frames.py).
+    wrapped = "    try:\n" + "".join("    " + line + "\n" for line in body.splitlines()) + (
+        "    except BaseException as _cb_e:\n        _cb_strip(_cb_e)\n        raise\n"
+    )
+    exec(f"def _cb_entry({', '.join(plain + bound + star_star)}):\n{wrapped}", scope)
     return scope["_cb_entry"]  # type: ignore[no-any-return]
 
 

@@ -24,6 +24,7 @@ import types as pytypes
 from dataclasses import dataclass, field
 from typing import Any
 
+from .frames import hidden_frames
 from .typing.types import (
     BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, NpScalar, TupleType, Type,
     UnionType,
@@ -167,6 +168,7 @@ class ResumePoint:
             self._functions[bound] = fn
         return fn
 
+    @hidden_frames
     def run(self, args: tuple[Any, ...], w: Any) -> Any:
         values = []
         arrays = _Arrays(args)

@@ -1,0 +1,51 @@
+"""Tracebacks through cuvil_bc read as CPython's.
+
+Between a caller and the function it calls, cuvil_bc runs frames of its own: the
+dispatcher's generated entry, its slow paths (compiling, deoptimising, interpreting),
+the code that resumes the interpreter. An exception the function raises passes
+through them, and each would add a traceback entry. Each of those frames removes the
+leading entries of our own code as the exception passes (`strip_own_frames`) and
+re-raises it with a bare ``raise``, which adds no entry again:
+
+    caller -> f (entry) -> _call_generic -> _interpret -> f      (before)
+    caller -> f                                                   (after)
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import weakref
+from typing import Any, Callable
+
+#: Code of cuvil_bc's own frames between a caller and its function (the generated
+#: entries, the dispatcher's slow paths): `strip_own_frames` takes them out of an
+#: exception's traceback, so that it reads as CPython's.
+OWN_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+
+
+def strip_own_frames(e: BaseException) -> None:
+    """Drop the leading traceback entries of our own frames. Called by each of them
+    as the exception passes (a bare ``raise`` after it adds no entry again)."""
+    tb = e.__traceback__
+    while tb is not None and tb.tb_frame.f_code in OWN_CODE:
+        tb = tb.tb_next
+    e.__traceback__ = tb
+
+
+def hidden_frames(method: Callable[..., Any]) -> Callable[..., Any]:
+    """`method`, whose frame (and this wrapper's) never show in a traceback."""
+
+    @functools.wraps(method)
+    def hidden(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(*args, **kwargs)
+        except BaseException as e:
+            strip_own_frames(e)
+            raise
+
+    OWN_CODE.add(hidden.__code__)
+    OWN_CODE.add(method.__code__)
+    return hidden
+
+

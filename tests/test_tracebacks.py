@@ -1,0 +1,64 @@
+"""Tracebacks through compiled functions are CPython's, frame for frame (issue 15,
+item 17): no frame of the dispatcher or of its generated entry between a caller and
+the function, whether the call fell back, deoptimised or resumed the interpreter."""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import traceback
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cuvil_bc
+from cuvil_bc.testing import native_ran
+
+
+def plain(x):
+    if x > 10:
+        raise ValueError("big")
+    return math.sqrt(x)
+
+
+def writer(a, x):
+    a[0] = x * x
+    a[1] = math.sqrt(-x)
+    return 0
+
+
+def _frames(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001
+        return [(t.filename, t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__)][1:]
+    raise AssertionError("no exception")
+
+
+@pytest.mark.parametrize(
+    "fn, warm, args",
+    [
+        (plain, (3,), (20,)),  # raise: deoptimises, CPython re-runs the call
+        (plain, (3,), (-1,)),  # math domain error
+        (plain, (3,), ("s",)),  # an argument that does not compile: interpreted
+        (plain, (3,), (2**70,)),  # beyond int64: interpreted
+        (writer, (np.zeros(2), -1.0), (np.zeros(2), 3.0)),  # resumed in the middle
+    ],
+)
+def test_a_compiled_functions_traceback_is_cpythons(fn, warm, args) -> None:  # type: ignore[no-untyped-def]
+    compiled = cuvil_bc.compile(fn)
+    compiled(*warm)
+    assert native_ran(compiled)
+    assert _frames(compiled, *args) == _frames(fn, *args)
+
+
+def test_an_uncaught_exception_under_the_hook_prints_cpythons_traceback() -> None:
+    program = Path(__file__).parent / "hook_programs" / "raising.py"
+    env = {**os.environ, "CUVIL_BC_SYNC": "1"}
+    plain_run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    hooked = subprocess.run([sys.executable, "-X", "importhook", "cuvil_bc", str(program)], capture_output=True, text=True, env=env, timeout=120)
+    assert "math domain error" in plain_run.stderr
+    assert (hooked.stdout, hooked.stderr, hooked.returncode) == (plain_run.stdout, plain_run.stderr, plain_run.returncode)
