@@ -191,3 +191,23 @@ def test_import_does_not_load_llvmlite() -> None:
     code = "import sys, cuvil_bc; print('llvmlite' in sys.modules, 'bytecode' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.split() == ["False", "False"]
+
+
+def test_what_a_nested_code_object_is_called() -> None:
+    # A generator expression was reported as a closure, later as "nested function or lambda".
+    ns: dict = {}
+    exec("def f(n):\n    return sum(x for x in range(n))\ndef g(n):\n    return (lambda: 1)() + n\n", ns)
+    for name, construct in (("f", "generator expression"), ("g", "lambda")):
+        d = cuvil_bc.compile(ns[name])
+        check(d, 4, native=False)
+        assert construct in d.explain(), d.explain()
+
+
+def test_every_interpreted_function_in_the_report_says_why() -> None:
+    from cuvil_bc.hook.hot import Record
+    from cuvil_bc.hook.rewrite import FunctionInfo
+
+    record = Record(FunctionInfo(key="m.q:1", module="m", qualname="q", lineno=1, candidate=True, reason=""))
+    assert record.row()["reason"].startswith("not hot")
+    record.hot = True  # queued or compiling in the background when the report is made
+    assert record.row()["reason"] == "compiling when the program ended"

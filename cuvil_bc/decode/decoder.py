@@ -22,6 +22,16 @@ from .counting import counter_positions
 from .instrs import CallArgs, Decoded, ExceptRegion, Instr, Op
 
 
+#: What a user calls the code a MAKE_FUNCTION makes, by its name.
+_NESTED = {
+    "<lambda>": "lambda",
+    "<genexpr>": "generator expression",
+    "<listcomp>": "list comprehension",
+    "<setcomp>": "set comprehension",
+    "<dictcomp>": "dict comprehension",
+}
+
+
 def decode(code: types.CodeType) -> Decoded:
     """Decode `code`, or raise `Unsupported` naming the first construct we cannot decode."""
     if V.VERSION not in V.SUPPORTED:
@@ -40,6 +50,7 @@ class _Decoder:
         self.drop_pop_after_end_for = False
         self.open_regions: list[tuple[Any, int]] = []  # (TryBegin, first out index)
         self.regions: list[tuple[int, int, Any, int, bool]] = []
+        self.made_code: types.CodeType | None = None  # the code a MAKE_FUNCTION next would make
 
     def location(self, lineno: int | None) -> str:
         return f"{self.code.co_filename}:{lineno if lineno is not None else self.code.co_firstlineno}"
@@ -99,6 +110,7 @@ class _Decoder:
             # The loop exit of FOR_ITER: the neutral FOR_ITER already popped the iterator.
             self.drop_pop_after_end_for = V.PY313
             return
+        made_code, self.made_code = self.made_code, arg if name == "LOAD_CONST" and isinstance(arg, types.CodeType) else None
         if name == "LOAD_CONST":
             emit(Op.LOAD_CONST, arg)
         elif name == "RETURN_CONST":
@@ -184,6 +196,8 @@ class _Decoder:
             emit(Op.RAISE_VARARGS, arg)
         else:
             construct = V.CONSTRUCTS.get(name, f"bytecode instruction {name}")
+            if name == "MAKE_FUNCTION" and made_code is not None:
+                construct = _NESTED.get(made_code.co_name, "nested function")
             raise Unsupported(construct, self.location(ins.lineno))
 
     def finish(self) -> Decoded:

@@ -82,7 +82,11 @@ class Record:
         if status == "native" and not any(d.signatures for d in self.dispatchers):
             # Swapped to the dispatcher, but no signature compiled (yet): say why not.
             failures = [f for d in self.dispatchers for f in d._failed.values()]
-            status, reason = ("unsupported", failures[0]) if failures else ("interpreted", "")
+            status, reason = ("unsupported", failures[0]) if failures else ("interpreted", "no call since with arguments that compile")
+        elif status == "interpreted" and not reason:
+            # Every interpreted function says why: not hot yet, or its compile was
+            # still queued or running (in the background) when the report was made.
+            reason = "compiling when the program ended" if self.hot else "not hot: too few calls and loop iterations"
         return {
             "module": self.info.module,
             "qualname": self.info.qualname,
