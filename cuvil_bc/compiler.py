@@ -26,7 +26,7 @@ from .ir.passes import narrow, speculate
 from .ir.pipeline import optimize
 from .typing.infer import infer
 from .typing.specialize import Guard, bind_calls, function_guards, resolve_globals
-from .typing.types import BOTTOM, Type, format_signature
+from .typing.types import BOTTOM, Type, format_signature, join
 
 _symbols = itertools.count()
 
@@ -113,6 +113,9 @@ class Compiler:
 
     def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type:
         spec = self.typed(func, argtypes)
+        if spec.fn is not None and spec.return_type == BOTTOM:
+            # Typed to the end and never returns (it always raises): CPython runs it.
+            raise Unsupported(f"a call to {func.__qualname__}, which always raises")
         if spec.writes:
             # A deopt inside it would have to resume two interpreter frames at once.
             raise Unsupported(f"a native call to {func.__qualname__}, which writes to arrays")
@@ -252,6 +255,11 @@ class _Callees:
             return self.spec
         for c in self.spec.callees:
             if c.pyfunc is func and c.argtypes == argtypes:
+                return c
+        # An argument may have become narrower since typing (a union folded to a
+        # constant): the callee typed for the wider types takes it, converted.
+        for c in self.spec.callees:
+            if c.pyfunc is func and len(c.argtypes) == len(argtypes) and all(join(a, w) == w for a, w in zip(argtypes, c.argtypes)):
                 return c
         raise AssertionError(f"callee {func} {argtypes} was not typed")
 

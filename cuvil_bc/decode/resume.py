@@ -52,8 +52,16 @@ def stack_nulls(code: types.CodeType) -> dict[int, tuple[bool, ...]]:
     found = _layouts.get(code)
     if found is not None:
         return found
-    instrs = [i for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
+    every = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
+    instrs = [i for i in every if i.opname != "EXTENDED_ARG"]
     at = {ins.offset: k for k, ins in enumerate(instrs)}
+    pending: list[int] = []
+    for ins in every:  # a jump to an instruction with EXTENDED_ARGs lands on the first of them
+        if ins.opname == "EXTENDED_ARG":
+            pending.append(ins.offset)
+        else:
+            at.update((offset, at[ins.offset]) for offset in pending)
+            pending.clear()
     layouts: dict[int, tuple[bool, ...]] = {}
     work: list[tuple[int, tuple[bool, ...]]] = [(0, ())]
     while work:

@@ -136,7 +136,10 @@ class _Builder:
             if op is I.LOAD_CONST:
                 stack.append(O.Const(ins.arg))
             elif op is I.LOAD_FAST:
-                stack.append(st.local[ins.arg])  # type: ignore[index]
+                value = st.local[ins.arg]  # type: ignore[index]
+                if isinstance(value, (O.Undef, O.Phi)):  # may be unbound: reading it may raise
+                    value = emit(O.Narrow(value, None))
+                stack.append(value)
             elif op is I.STORE_FAST:
                 st.local[ins.arg] = stack.pop()  # type: ignore[index]
             elif op is I.DELETE_FAST:

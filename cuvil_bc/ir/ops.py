@@ -247,11 +247,16 @@ class Checkpoint(Op):
 
 class Narrow(_Operands):
     """`value`, in a block that only a ``value is None`` test (``is_none``) or a
-    ``value is not None`` test (not ``is_none``) leads to: typing narrows its type."""
+    ``value is not None`` test (not ``is_none``) leads to: typing narrows its type.
+
+    With `is_none` None it is the read of a local that may be unbound (the builder
+    makes one for each ``LOAD_FAST`` of such a value): the value is the bound one,
+    and if it is not, CPython raises UnboundLocalError there (a deopt). Typing keeps
+    only those whose value may really be unbound (`passes/unbound.py`)."""
 
     slots = ("value",)
 
-    def __init__(self, value: Value, is_none: bool) -> None:
+    def __init__(self, value: Value, is_none: bool | None) -> None:
         self.value, self.is_none = value, is_none
 
 

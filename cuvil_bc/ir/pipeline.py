@@ -9,13 +9,14 @@ from __future__ import annotations
 from typing import Callable
 
 from .function import Function
-from .passes import constfold, copyprop, dce, simplifycfg
+from .passes import constfold, copyprop, dce, simplifycfg, unbound
 from .verifier import verify
 
 Pass = Callable[[Function], bool]
 
 PIPELINE: list[tuple[str, Pass]] = [
     ("copyprop", copyprop.run),  # remove the builder's trivial phis first: it exposes constants
+    ("unbound", unbound.run),  # reads of locals that turned out to be always bound
     ("constfold", constfold.run),  # evaluate constant ops with CPython's own semantics
     ("simplifycfg", simplifycfg.run),  # branches on folded conditions, unreachable blocks, merges
     ("dce", dce.run),  # then drop what nothing uses any more

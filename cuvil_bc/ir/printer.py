@@ -92,6 +92,8 @@ def op_text(op: O.Op, name: Namer) -> str:
         state += [f"stack{k}={name(v)}" for k, v in enumerate(op.stack)]
         return f"checkpoint ({args(state)})" if op.offset >= 0 else f"checkpoint unusable ({args(state)})"
     if isinstance(op, O.Narrow):
+        if op.is_none is None:
+            return f"bound {name(op.value)}"
         return f"narrow {name(op.value)} {'is' if op.is_none else 'is not'} None"
     if isinstance(op, O.GetIter):
         return f"getiter {name(op.iterable)}"

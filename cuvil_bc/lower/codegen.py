@@ -11,7 +11,6 @@ and the result written as 64-bit words (see `ltypes.py`).
 from __future__ import annotations
 
 import math
-import platform
 from typing import Protocol
 
 from llvmlite import ir
@@ -25,7 +24,7 @@ from ..errors import Unsupported
 from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, NUMPY_OWN, Signature, as_number, lookup
 from ..typing.signatures import result_type as call_result_type
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
+    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
 )
 from ..typing.creation import creator_name
@@ -327,12 +326,9 @@ class FunctionLowering:
         no instruction at run time."""
         found = self.infinities.get(value)
         if found is None:
-            found = ir.Constant(F64, value)
-            if _FLOAT_REGISTER is not None:
-                with self.em.builder.goto_block(self.em.alloca_block):
-                    self.em.builder.position_at_start(self.em.alloca_block)
-                    found = self.em.builder.asm(ir.FunctionType(F64, [F64]), "", f"={_FLOAT_REGISTER},0", [found], False)
-            self.infinities[value] = found
+            with self.em.builder.goto_block(self.em.alloca_block):
+                self.em.builder.position_at_start(self.em.alloca_block)
+                found = self.infinities[value] = self.em.opaque_float(ir.Constant(F64, value))
         return found
 
     def get(self, v: O.Value) -> Typed:
@@ -414,8 +410,11 @@ class FunctionLowering:
             val = em.split(operands, t, lambda vs: (truth(em, vs[0]), BOOL))
         elif isinstance(op, O.BuildTuple):
             val = ir.Constant(llvm_type(t), ir.Undefined)
-            for i, (item, _) in enumerate(operands):
-                val = b.insert_value(val, item, i)
+            assert isinstance(t, TupleType), t
+            for i, (item, item_t) in enumerate(operands):
+                # An item's type may be narrower than the tuple's (typing saw a union
+                # that folding later made a constant): represent it as the tuple says.
+                val = b.insert_value(val, em.coerce(item, item_t, t.items[i]), i)
             if self.track and refcount.holds_array(t):
                 refcount.incref(b, val, t)  # the tuple's own references to its arrays
         elif isinstance(op, O.Unpack):
@@ -436,6 +435,9 @@ class FunctionLowering:
         elif isinstance(op, O.GetIter):
             val = self.range_iter(operands[0][0])
         elif isinstance(op, O.Narrow):
+            src = operands[0][1]
+            if op.is_none is None and UNDEF in options(src):  # UnboundLocalError in CPython
+                em.deopt_if(b.icmp_unsigned("==", b.extract_value(operands[0][0], 0), ir.Constant(I8, src.options.index(UNDEF))))  # type: ignore[attr-defined]
             val = self.narrow(operands[0], t)
         elif isinstance(op, O.IterValue):
             val = b.load(b.gep(operands[0][0], [ir.Constant(I32, 0), ir.Constant(I32, 3)]))
@@ -458,7 +460,8 @@ class FunctionLowering:
             return self.em.builder.extract_value(val, k), tt.items[k]
 
         if isinstance(tup[1], TupleType):
-            return item([tup])[0]
+            # (`t` may be wider than the item: typing saw a union of tuples there)
+            return self.em.coerce(*item([tup]), t)
         return self.em.split([tup], t, item)
 
     def weak_twins(self, operands: list[Typed]) -> list[Typed]:
@@ -497,7 +500,7 @@ class FunctionLowering:
             symbol = self.self_calls if self.self_calls and callee.symbol == self.symbol else callee.symbol
             llcallee = declare_function(em.module, symbol, callee.argtypes, callee.return_type)
             depth = b.add(self.depth, ir.Constant(I32, 1))
-            pair = b.call(llcallee, [v for v, _ in args] + [depth])
+            pair = b.call(llcallee, [em.coerce(v, vt, ct) for (v, vt), ct in zip(args, callee.argtypes)] + [depth])
             status = b.extract_value(pair, 0)
             failed = b.icmp_signed("!=", status, ir.Constant(I32, 0))
             bail = em.block("callee.failed")
@@ -1194,9 +1197,6 @@ class ResumeState:
         b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32]), [ir.Constant(I32, self.number)])
         return handed
 
-
-#: The inline-asm constraint letter of a floating-point register on this machine.
-_FLOAT_REGISTER = {"x86_64": "x", "amd64": "x", "aarch64": "w", "arm64": "w"}.get(platform.machine().lower())
 
 
 def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:

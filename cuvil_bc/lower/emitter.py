@@ -16,6 +16,8 @@ harmless operand when the flag's condition holds.
 
 from __future__ import annotations
 
+import platform
+
 from typing import TYPE_CHECKING, Callable
 
 from llvmlite import ir
@@ -130,6 +132,15 @@ class Emitter:
                     self.builder.ret(ir.Constant(I32, DEOPT))
             self._deopt_blocks[key] = blk
         return blk
+
+    def opaque_float(self, value: ir.Value) -> ir.Value:
+        """`value` (a double) through an empty inline asm: LLVM cannot fold or rewrite
+        what it computes with, and it costs no instruction. Where LLVM's folding would
+        make a NaN of another sign than the processor's (see
+        `FunctionLowering.opaque_infinity`)."""
+        if _FLOAT_REGISTER is None:
+            return value
+        return self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={_FLOAT_REGISTER},0", [value], False)
 
     def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path)."""
@@ -280,6 +291,14 @@ class Emitter:
                 item = self.coerce(self.builder.extract_value(val, i), s, d)
                 out = self.builder.insert_value(out, item, i)
             return out
+        if isinstance(src, TupleType) and isinstance(dst, UnionType):
+            # A tuple that is no member itself, but whose items each fit one member's
+            # (tuple[float, float] in tuple[float, float | int] | ...): that member.
+            for opt in dst.options:
+                if isinstance(opt, TupleType) and len(opt.items) == len(src.items) and all(
+                    s == d or (isinstance(d, UnionType) and s in d.options) for s, d in zip(src.items, opt.items)
+                ):
+                    return self.coerce(self.coerce(val, src, opt), opt, dst)
         raise AssertionError(f"cannot represent {src} as {dst}")
 
     def split(self, operands: list[Typed], result: Type, case: Callable[[list[Typed]], Typed]) -> ir.Value:
@@ -315,6 +334,9 @@ class Emitter:
     def select_typed(self, cond: ir.Value, a: Typed, b: Typed, result: Type) -> ir.Value:
         return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
 
+
+#: The inline-asm constraint letter of a floating-point register on this machine.
+_FLOAT_REGISTER = {"x86_64": "x", "amd64": "x", "aarch64": "w", "arm64": "w"}.get(platform.machine().lower())
 
 #: The NumPy scalars whose ops take a Python scalar (their weak twin) as their own
 #: type, and which hold its value the same way (see `coerce`, `codegen.weak_twins`).

@@ -527,7 +527,9 @@ def _float_divmod(em: Emitter, vx: ir.Value, wx: ir.Value, op: str) -> ir.Value:
     """CPython's float_divmod (Objects/floatobject.c), step for step."""
     b = em.builder
     zero = em.f64(0.0)
-    mod = b.frem(vx, wx)  # C fmod
+    # C fmod. A constant divisor is hidden from LLVM, which otherwise rewrites the
+    # remainder and makes fmod(inf, 1.0) a positive NaN (glibc's is the processor's).
+    mod = b.frem(vx, em.opaque_float(wx) if isinstance(wx, ir.Constant) else wx)
     div = b.fdiv(b.fsub(vx, mod), wx)
     mod_nz = b.fcmp_unordered("!=", mod, zero)
     sign_differs = b.icmp_unsigned("!=", b.fcmp_ordered("<", wx, zero), b.fcmp_ordered("<", mod, zero))

@@ -9,7 +9,7 @@ NumPy scalars counts: NumPy warns where Python would compute silently.
 from __future__ import annotations
 
 from ..ir import ops as O
-from .types import RANGE_ITER, NpScalar, options
+from .types import RANGE_ITER, UNDEF, NpScalar, options
 
 
 def _nonzero_const(v: O.Value) -> bool:
@@ -17,6 +17,8 @@ def _nonzero_const(v: O.Value) -> bool:
 
 
 def may_raise(op: O.Op) -> bool:
+    if isinstance(op, O.Narrow) and op.is_none is None:
+        return op.value.type is None or UNDEF in options(op.value.type)  # UnboundLocalError
     if isinstance(op, (O.BuildTuple, O.Phi, O.IterValue, O.Narrow)):
         return False
     if isinstance(op, O.TupleGet):

@@ -130,6 +130,10 @@ class Inferencer:
         if isinstance(op, O.Narrow):
             if ts[0] == BOTTOM:
                 return BOTTOM
+            if op.is_none is None:  # a read of a local that may be unbound
+                if ts[0] == UNDEF:
+                    raise Unsupported("a local variable read where it is never bound")
+                return union_of([t for t in options(ts[0]) if t != UNDEF])
             kept = [t for t in options(ts[0]) if (t == NONE) == op.is_none]
             return union_of(kept)  # BOTTOM when the test can never lead here
         if isinstance(op, O.GetIter):

@@ -1,0 +1,55 @@
+"""Drop the checks of reads that cannot find a local unbound.
+
+The builder wraps every ``LOAD_FAST`` of a value that may be unbound (a merge's phi,
+or no value at all) in ``bound`` (`ops.Narrow` with `is_none` None): CPython raises
+UnboundLocalError there if it is. Before typing, a check whose value cannot be unbound
+(an ordinary definition, or a phi that only ever carries those) is dropped; once
+typed, so is one whose value's type has no unbound member.
+What remains tests the union's tag and deoptimises.
+
+    %5 = bound %3          (%3: int | float)        ->   uses of %5 read %3
+    %5 = bound %4          (%4: int | <unbound>)    ->   kept
+"""
+
+from __future__ import annotations
+
+from .. import ops as O
+from ..function import Function
+
+
+def run(fn: Function) -> bool:
+    from ...typing.types import UNDEF, options  # typing knows which values may be unbound
+
+    maybe = _maybe_unbound(fn)
+    changed = False
+    for block in fn.blocks:
+        for op in list(block.ops):
+            if not (isinstance(op, O.Narrow) and op.is_none is None):
+                continue
+            value = op.value
+            if value.type is not None:  # typed
+                needless = UNDEF not in options(value.type)
+            else:
+                needless = value not in maybe
+            if needless:
+                fn.replace_all_uses(op, value)
+                block.ops.remove(op)
+                changed = True
+    return changed
+
+
+def _maybe_unbound(fn: Function) -> set[O.Value]:
+    """Unbound values and the phis that may carry one (the least fixpoint: a loop's
+    phi that only circulates bound values is bound)."""
+    maybe: set[O.Value] = set()
+    phis = [op for block in fn.blocks for op in block.phis()]
+    again = True
+    while again:
+        again = False
+        for phi in phis:
+            if phi not in maybe and any(isinstance(v, O.Undef) or v in maybe for v in phi.operands()):
+                maybe.add(phi)
+                again = True
+    return maybe | {v for phi in phis for v in phi.operands() if isinstance(v, O.Undef)} | {
+        op.value for block in fn.blocks for op in block.ops if isinstance(op, O.Narrow) and isinstance(op.value, O.Undef)
+    }
