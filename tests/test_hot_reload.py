@@ -49,18 +49,10 @@ def test_a_compiled_caller_notices_its_callee_got_new_code() -> None:
 
 
 def test_under_the_hook_a_native_caller_notices_new_code_for_its_callee(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import json
-    import os
-    import subprocess
-    import sys
-    from pathlib import Path
+    from .test_hook_e2e import report, run, same
 
-    program = Path(__file__).parent / "hook_programs" / "hot_reload.py"
-    env = {**os.environ, "CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(tmp_path / "r.json")}
-    plain = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
-    hooked = subprocess.run(
-        [sys.executable, "-X", "importhook", "cuvil_bc", str(program)], capture_output=True, text=True, env=env, timeout=120
-    )
-    assert (hooked.stdout, hooked.stderr, hooked.returncode) == (plain.stdout, plain.stderr, plain.returncode)
-    rows = {r["qualname"]: r for r in json.loads((tmp_path / "r.json").read_text())["functions"]}
+    out = tmp_path / "r.json"
+    plain = run(["hot_reload.py"])
+    same(plain, run(["-X", "importhook", "cuvil_bc", "hot_reload.py"], env={"CUVIL_BC_REPORT": str(out)}))
+    rows = report(out)
     assert rows["caller"]["status"] == "native" and rows["caller"]["calls_native"] > 0, rows["caller"]

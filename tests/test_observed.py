@@ -93,19 +93,12 @@ def test_a_monitoring_tool_sees_every_line() -> None:
 
 
 def test_under_the_hook_a_trace_function_sees_the_program_as_written(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import json
-    import os
-    import subprocess
-    from pathlib import Path
+    from .test_hook_e2e import report, run, same
 
-    program = Path(__file__).parent / "hook_programs" / "traced.py"
-    env = {**os.environ, "CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(tmp_path / "r.json")}
-    plain = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
-    hooked = subprocess.run(
-        [sys.executable, "-X", "importhook", "cuvil_bc", str(program)], capture_output=True, text=True, env=env, timeout=120
-    )
+    out = tmp_path / "r.json"
+    plain = run(["traced.py"])
     assert plain.returncode == 0, plain.stderr
-    assert (hooked.stdout, hooked.stderr, hooked.returncode) == (plain.stdout, plain.stderr, plain.returncode)
-    rows = {r["qualname"]: r for r in json.loads((tmp_path / "r.json").read_text())["functions"]}
+    same(plain, run(["-X", "importhook", "cuvil_bc", "traced.py"], env={"CUVIL_BC_REPORT": str(out)}))
+    rows = report(out)
     for name in ("work", "countdown", "skips"):
         assert rows[name]["status"] == "native" and rows[name]["calls_native"] > 0, rows[name]

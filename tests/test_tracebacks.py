@@ -5,11 +5,7 @@ the function, whether the call fell back, deoptimised or resumed the interpreter
 from __future__ import annotations
 
 import math
-import os
-import subprocess
-import sys
 import traceback
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -56,9 +52,8 @@ def test_a_compiled_functions_traceback_is_cpythons(fn, warm, args) -> None:  # 
 
 
 def test_an_uncaught_exception_under_the_hook_prints_cpythons_traceback() -> None:
-    program = Path(__file__).parent / "hook_programs" / "raising.py"
-    env = {**os.environ, "CUVIL_BC_SYNC": "1"}
-    plain_run = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
-    hooked = subprocess.run([sys.executable, "-X", "importhook", "cuvil_bc", str(program)], capture_output=True, text=True, env=env, timeout=120)
-    assert "math domain error" in plain_run.stderr
-    assert (hooked.stdout, hooked.stderr, hooked.returncode) == (plain_run.stdout, plain_run.stderr, plain_run.returncode)
+    from .test_hook_e2e import run, same
+
+    plain = run(["raising.py"])
+    assert "math domain error" in plain.stderr
+    same(plain, run(["-X", "importhook", "cuvil_bc", "raising.py"]))
