@@ -218,3 +218,21 @@ def test_the_nan_of_a_floor_division_by_a_constant() -> None:
         for x in (math.inf, -math.inf, 2.5):
             check(f, x, 1.0)
         assert native_ran(f), expr
+
+
+def test_atan2_of_a_nan_is_cpythons_nan() -> None:
+    # CPython's m_atan2 returns its own NaN for a NaN argument; libm's atan2 returns
+    # the argument, whose sign may differ.
+    f = compile_source("def f(x, y):\n    return math.copysign(1.0, math.atan2(x, y))\n")
+    for x, y in ((-math.nan, 2.0), (2.0, -math.nan), (math.nan, 1.0), (1.0, 2.0), (-0.0, -0.0), (math.inf, -math.inf)):
+        check(f, x, y)
+    assert native_ran(f)
+
+
+def test_unpacking_a_tuple_whose_union_type_was_folded_away() -> None:
+    f = compile_source(
+        "def f(b0, o1):\n    if o1 is None:\n        o1 = 0\n    o1, v1 = (0, 0) if o1 else (b0, 0)\n    if o1:\n        return 1\n    return 2\n"
+    )
+    check(f, 0.0, None)
+    check(f, 2.5, None)
+    assert native_ran(f)

@@ -194,6 +194,10 @@ def _libm_unary(name: str) -> Lowering:
     return lower
 
 
+#: The NaN that CPython's math functions return of their own (Py_NAN).
+_CPYTHON_NAN = math.atan2(math.nan, 0.0)
+
+
 def _libm_binary(name: str) -> Lowering:
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
         x, y = (em.as_float(a) for a in args)
@@ -201,7 +205,10 @@ def _libm_binary(name: str) -> Lowering:
             return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
         r = em.libm(name, F64, [x, y])
         if name == "atan2":
-            return r, FLOAT
+            # CPython's m_atan2 answers a NaN argument with its own NaN (Py_NAN), not
+            # with the argument, whose sign may differ.
+            either = em.builder.fcmp_unordered("uno", x, y)
+            return em.builder.select(either, ir.Constant(F64, _CPYTHON_NAN), r), FLOAT
         deopt_on_float_error(em, r, [x, y])
         return r, FLOAT
 

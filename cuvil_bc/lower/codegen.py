@@ -418,7 +418,7 @@ class FunctionLowering:
             if self.track and refcount.holds_array(t):
                 refcount.incref(b, val, t)  # the tuple's own references to its arrays
         elif isinstance(op, O.Unpack):
-            val = operands[0][0]
+            val = em.coerce(operands[0][0], operands[0][1], t)  # (narrower since typing: see BuildTuple)
         elif isinstance(op, O.TupleGet):
             val = self.tuple_item(operands[0], op.index, t)
         elif isinstance(op, O.Subscript) and isinstance(operands[0][1], ArrayType) and isinstance(t, ArrayType):
