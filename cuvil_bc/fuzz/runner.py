@@ -112,6 +112,11 @@ def same(a: Any, b: Any) -> bool:
     return True
 
 
+def _both_nan_signs(text: str) -> bool:
+    positive = text.replace("-math.nan", "").count("math.nan")
+    return positive > 0 and "-math.nan" in text
+
+
 def _internal_exception(r: Run) -> bool:
     return r.outcome == "raise" and r.where.startswith(_PACKAGE) and not r.where.startswith(_FUZZ)
 
@@ -208,6 +213,11 @@ def run_program(prog: Program) -> Result:
             if ices and internal is None:
                 internal = Finding("internal", "internal: " + _ice_key(ices[0]), ices[0] + "\n" + detail, k, strict)
             key = compare(ref, got)
+            if key == "value: NaN sign" and _both_nan_signs(prog.source + block):
+                # Which NaN `nan + -nan` gives is the C compiler's choice, and CPython's
+                # own answer changes once its interpreter specializes the op: not
+                # matchable (docs/architecture.md, known gaps). One sign: still compared.
+                key = None
             if key is not None and divergence is None:
                 divergence = Finding("divergence", key, detail, k, strict)
     explain = fn.explain()
