@@ -236,3 +236,26 @@ def test_unpacking_a_tuple_whose_union_type_was_folded_away() -> None:
     check(f, 0.0, None)
     check(f, 2.5, None)
     assert native_ran(f)
+
+
+def test_more_values_whose_types_were_folded_away() -> None:
+    # A read found never bound only after folding; a nested tuple that fits a union
+    # of tuples through an inner tuple's union; fmod by an int constant's float.
+    cases = [
+        (
+            "def f(o0, b1):\n    if o0 is None:\n        o0 = 1\n    if (0, b1)[1]:\n        pass\n    else:\n"
+            "        if o0:\n            pass\n        else:\n            v2 = 0\n        o0 %= v2\n    return o0\n",
+            [(None, 0), (None, 1)],
+        ),
+        (
+            "def f(o0):\n    if o0 is None:\n        o0 = 1\n    o0 += min(o0, 1.5)\n    v1 = (0, 0, o0)\n"
+            "    if o0:\n        o0 = 0\n    return (v1, o0)\n",
+            [(None,), (2,)],
+        ),
+        ("def f(x0):\n    return math.copysign(1.0, x0 % 1)\n", [(math.inf,), (-math.inf,), (2.5,)]),
+    ]
+    for src, argsets in cases:
+        f = compile_source(src)
+        for args in argsets:
+            check(f, *args)
+        assert native_ran(f), src

@@ -436,9 +436,14 @@ class FunctionLowering:
             val = self.range_iter(operands[0][0])
         elif isinstance(op, O.Narrow):
             src = operands[0][1]
-            if op.is_none is None and UNDEF in options(src):  # UnboundLocalError in CPython
-                em.deopt_if(b.icmp_unsigned("==", b.extract_value(operands[0][0], 0), ir.Constant(I8, src.options.index(UNDEF))))  # type: ignore[attr-defined]
-            val = self.narrow(operands[0], t)
+            if op.is_none is None and src == UNDEF:  # never bound (folding showed it): CPython raises
+                em.deopt_if(ir.Constant(I1, 1))
+                val = ir.Constant(llvm_type(t), ir.Undefined)
+            else:
+                if op.is_none is None and UNDEF in options(src):  # UnboundLocalError in CPython
+                    tag = b.extract_value(operands[0][0], 0)
+                    em.deopt_if(b.icmp_unsigned("==", tag, ir.Constant(I8, src.options.index(UNDEF))))  # type: ignore[attr-defined]
+                val = self.narrow(operands[0], t)
         elif isinstance(op, O.IterValue):
             val = b.load(b.gep(operands[0][0], [ir.Constant(I32, 0), ir.Constant(I32, 3)]))
         elif isinstance(op, O.Call):

@@ -295,9 +295,7 @@ class Emitter:
             # A tuple that is no member itself, but whose items each fit one member's
             # (tuple[float, float] in tuple[float, float | int] | ...): that member.
             for opt in dst.options:
-                if isinstance(opt, TupleType) and len(opt.items) == len(src.items) and all(
-                    s == d or (isinstance(d, UnionType) and s in d.options) for s, d in zip(src.items, opt.items)
-                ):
+                if _fits(src, opt):
                     return self.coerce(self.coerce(val, src, opt), opt, dst)
         raise AssertionError(f"cannot represent {src} as {dst}")
 
@@ -333,6 +331,17 @@ class Emitter:
 
     def select_typed(self, cond: ir.Value, a: Typed, b: Typed, result: Type) -> ir.Value:
         return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
+
+
+def _fits(src: Type, dst: Type) -> bool:
+    """Whether `coerce` can represent a `src` as a `dst`, item by item."""
+    if src == dst:
+        return True
+    if isinstance(dst, UnionType):
+        return src in dst.options or any(_fits(src, o) for o in dst.options)
+    if isinstance(src, TupleType) and isinstance(dst, TupleType):
+        return len(src.items) == len(dst.items) and all(_fits(s, d) for s, d in zip(src.items, dst.items))
+    return False
 
 
 #: The inline-asm constraint letter of a floating-point register on this machine.

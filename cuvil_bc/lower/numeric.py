@@ -527,9 +527,10 @@ def _float_divmod(em: Emitter, vx: ir.Value, wx: ir.Value, op: str) -> ir.Value:
     """CPython's float_divmod (Objects/floatobject.c), step for step."""
     b = em.builder
     zero = em.f64(0.0)
-    # C fmod. A constant divisor is hidden from LLVM, which otherwise rewrites the
-    # remainder and makes fmod(inf, 1.0) a positive NaN (glibc's is the processor's).
-    mod = b.frem(vx, em.opaque_float(wx) if isinstance(wx, ir.Constant) else wx)
+    # C fmod. The divisor is hidden from LLVM, which rewrites the remainder by a
+    # constant (also one that only becomes constant after inlining) and makes
+    # fmod(inf, 1.0) a positive NaN (glibc's is the processor's).
+    mod = b.frem(vx, em.opaque_float(wx))
     div = b.fdiv(b.fsub(vx, mod), wx)
     mod_nz = b.fcmp_unordered("!=", mod, zero)
     sign_differs = b.icmp_unsigned("!=", b.fcmp_ordered("<", wx, zero), b.fcmp_ordered("<", mod, zero))
