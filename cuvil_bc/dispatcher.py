@@ -233,10 +233,8 @@ class Dispatcher:
     def _make_function(self) -> pytypes.FunctionType:
         from .fastpath import entry_function, generic_source
 
-        made = entry_function(generic_source(self.py_func), self._ns)
-        # The module's globals, as the function has: see `fastpath.entry_function`.
-        fn = pytypes.FunctionType(self._named(made.__code__), self.py_func.__globals__, self.py_func.__name__)
-        fn.__kwdefaults__ = made.__kwdefaults__
+        fn = entry_function(generic_source(self.py_func), self._ns)
+        fn.__code__ = self._named(fn.__code__)
         self._installed = fn.__code__
         OWN_CODE.add(fn.__code__)
         functools.update_wrapper(fn, self.py_func)
@@ -260,13 +258,15 @@ class Dispatcher:
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
         if observe.observed() or not can_generate(self.py_func):
             source = observed_source() if observe.observed() else generic_source(self.py_func)
-            self._install(entry_function(source, {**self._ns, "_pyfunc": self.py_func}))
+            self._ns["_pyfunc"] = self.py_func
+            self._install(entry_function(source, self._ns))
             return
         fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
         direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)][:MAX_FAST_PATHS]
         ns: dict[str, Any] = {}
         source = fast_source(self.py_func, fast, self._guards, ns, self._defaults, direct)
-        self._install(entry_function(source, {**self._ns, **ns}))
+        self._ns.update(ns)
+        self._install(entry_function(source, self._ns))
 
     def _install(self, made: pytypes.FunctionType) -> None:
         if self.function.__code__ is not self._installed:
@@ -275,7 +275,6 @@ class Dispatcher:
             return
         self.function.__code__ = self._named(made.__code__)
         self.function.__defaults__ = made.__defaults__
-        self.function.__kwdefaults__ = made.__kwdefaults__
         self._installed = self.function.__code__
         OWN_CODE.add(self._installed)
 

@@ -48,37 +48,20 @@ def can_generate(pyfunc: pytypes.FunctionType) -> bool:
     return not (code.co_flags & 0x0C) and code.co_kwonlyargcount == 0 and code.co_posonlyargcount == 0
 
 
-#: Builtins the generated code uses, bound like the helpers: the function runs with the
-#: module's globals, where a program may have rebound any of these names.
-_BUILTINS = ("type", "OverflowError", "AttributeError", "ValueError", "BufferError", "TypeError", "BaseException")
-
-
-def entry_function(source: str, helpers: dict[str, Any]) -> pytypes.FunctionType:
-    """The function that `source` (one ``def _cb_entry(...)``) defines, with every
-    helper it refers to bound as a keyword-only parameter defaulting to it.
-
-    So the code reads no globals of its own, and the dispatcher's function can have
-    the module's globals, as the original has: a hot-reload tool that assigns it a new
-    ``__code__`` then runs that code exactly as on the original function."""
-    import builtins
-
-    head, body = source.split("\n", 1)
-    assert head.startswith("def _cb_entry(") and head.endswith("):"), head
-    params = [p.strip() for p in head[len("def _cb_entry(") : -2].split(",") if p.strip()]
-    star_star = [p for p in params if p.startswith("**")]
-    plain = [p for p in params if not p.startswith("**")]
-    if not any(p.startswith("*") for p in plain):
-        plain.append("*")
+def entry_function(source: str, namespace: dict[str, Any]) -> pytypes.FunctionType:
+    """The function that `source` (one ``def _cb_entry(...)``) defines in `namespace`
+    (the dispatcher's: the helpers it refers to are its globals, the cheapest names
+    to read), its body wrapped so that an exception passes through without a trace of
+    this frame (frames.py)."""
     from .frames import strip_own_frames
 
-    scope = {**{n: getattr(builtins, n) for n in _BUILTINS}, "_cb_strip": strip_own_frames, **helpers}
-    bound = [f"{n}={n}" for n in scope if n != "_cb_entry"]
-    # Exceptions pass through this frame without a trace of it (frames.py).
+    head, body = source.split("\n", 1)
     wrapped = "    try:\n" + "".join("    " + line + "\n" for line in body.splitlines()) + (
         "    except BaseException as _cb_e:\n        _cb_strip(_cb_e)\n        raise\n"
     )
-    exec(f"def _cb_entry({', '.join(plain + bound + star_star)}):\n{wrapped}", scope)
-    return scope["_cb_entry"]  # type: ignore[no-any-return]
+    namespace["_cb_strip"] = strip_own_frames
+    exec(f"{head}\n{wrapped}", namespace)
+    return namespace.pop("_cb_entry")  # type: ignore[no-any-return]
 
 
 def generic_source(pyfunc: pytypes.FunctionType) -> str:
