@@ -53,14 +53,14 @@ def entry_function(source: str, namespace: dict[str, Any]) -> pytypes.FunctionTy
     (the dispatcher's: the helpers it refers to are its globals, the cheapest names
     to read), its body wrapped so that an exception passes through without a trace of
     this frame (frames.py)."""
-    from .frames import strip_own_frames
+    from .frames import OWN_FILENAME, strip_own_frames
 
     head, body = source.split("\n", 1)
     wrapped = "    try:\n" + "".join("    " + line + "\n" for line in body.splitlines()) + (
         "    except BaseException as _cb_e:\n        _cb_strip(_cb_e)\n        raise\n"
     )
     namespace["_cb_strip"] = strip_own_frames
-    exec(f"{head}\n{wrapped}", namespace)
+    exec(compile(f"{head}\n{wrapped}", OWN_FILENAME, "exec"), namespace)
     return namespace.pop("_cb_entry")  # type: ignore[no-any-return]
 
 

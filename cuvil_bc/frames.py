@@ -24,11 +24,15 @@ from typing import Any, Callable
 OWN_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
 
 
+#: The file name of the code cuvil_bc generates (the dispatcher's entries).
+OWN_FILENAME = "<cuvil_bc>"
+
+
 def strip_own_frames(e: BaseException) -> None:
     """Drop the leading traceback entries of our own frames. Called by each of them
     as the exception passes (a bare ``raise`` after it adds no entry again)."""
     tb = e.__traceback__
-    while tb is not None and tb.tb_frame.f_code in OWN_CODE:
+    while tb is not None and (tb.tb_frame.f_code in OWN_CODE or tb.tb_frame.f_code.co_filename == OWN_FILENAME):
         tb = tb.tb_next
     e.__traceback__ = tb
 
