@@ -106,7 +106,10 @@ static _Thread_local int32_t deopt_line = 0;
 static _Thread_local int32_t deopt_resume = 0;
 static _Thread_local cb_word deopt_slots[CB_RESUME_SLOTS];
 
-void cb_set_deopt_line(int32_t line) { deopt_line = line; }
+void cb_set_deopt_line(int32_t line) {
+    deopt_line = line;
+    deopt_resume = 0; /* a precise deopt sets its point after this */
+}
 
 int32_t cb_take_deopt_line(void) {
     int32_t line = deopt_line;
@@ -157,4 +160,4 @@ int32_t cb_watch_signal(int32_t sig) {
     return sigaction(sig, &ours, NULL) == 0 ? 1 : -1;
 }
 
-int32_t cb_abi_version(void) { return 6; }
+int32_t cb_abi_version(void) { return 7; }

@@ -116,12 +116,11 @@ class Emitter:
                 handed: set[object] = set()
                 if self.precise:
                     handed = self.resume.emit()  # type: ignore[attr-defined]
-                elif not keep_line:
-                    # No resume point: say so. A number left by a deopt whose handling
-                    # never ran (a KeyboardInterrupt raised as the call returned) would
-                    # otherwise resume some other function here.
-                    clear = self.declare("cb_set_deopt_resume", ir.VoidType(), [I32])
-                    self.builder.call(clear, [ir.Constant(I32, 0)])
+                # (cb_set_deopt_line also clears the resume point, which a precise
+                # deopt then sets: a number left by a deopt whose handling never ran,
+                # a KeyboardInterrupt raised as the call returned, would otherwise
+                # resume some other function. One call, not two: deopt blocks count
+                # against LLVM's inlining budget, and fib's twin stopped inlining.)
                 if self.on_deopt is not None:
                     self.on_deopt(handed)
                 ret = self.func.return_value.type
