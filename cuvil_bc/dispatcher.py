@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
-from .frames import OWN_CODE, hidden_frames, strip_own_frames
+from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
@@ -211,24 +211,12 @@ class Dispatcher:
             # The function writes to memory: the interpreter carries on from the state
             # native code left, and must not start the call again.
             self._counts["interpreted_calls"] += 1
-            try:
-                return point.run(args, words)
-            except BaseException as e:
-                strip_own_frames(e)
-                raise
-        try:
-            return self._interpret(args, {})
-        except BaseException as e:
-            strip_own_frames(e)
-            raise
+            return point.run(args, words)
+        return self._interpret(args, {})
 
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
         self._counts["interpreted_calls"] += 1
-        try:
-            return self.py_func(*args, **kwargs)
-        except BaseException as e:
-            strip_own_frames(e)  # (frames.py)
-            raise
+        return self.py_func(*args, **kwargs)
 
     def _make_function(self) -> pytypes.FunctionType:
         from .fastpath import entry_function, generic_source

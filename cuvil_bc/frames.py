@@ -3,9 +3,11 @@
 Between a caller and the function it calls, cuvil_bc runs frames of its own: the
 dispatcher's generated entry, its slow paths (compiling, deoptimising, interpreting),
 the code that resumes the interpreter. An exception the function raises passes
-through them, and each would add a traceback entry. Each of those frames removes the
-leading entries of our own code as the exception passes (`strip_own_frames`) and
-re-raises it with a bare ``raise``, which adds no entry again:
+through them, and each would add a traceback entry. Their code is registered in
+`OWN_CODE`; the outermost of them (the generated entry, or `hidden_frames` around a
+method called directly) removes the leading entries of our own code as the exception
+passes (`strip_own_frames`) and re-raises it with a bare ``raise``, which adds no
+entry again:
 
     caller -> f (entry) -> _call_generic -> _interpret -> f      (before)
     caller -> f                                                   (after)
