@@ -157,7 +157,7 @@ class FunctionLowering:
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
-        self.polled = self.plan_signal_polls(order)
+        self.polled = self.plan_signal_polls()
         self.infinities: dict[float, ir.Value] = {}
         self.signals_at_entry: ir.Value | None = None
         if self.polled:
@@ -1024,25 +1024,18 @@ class FunctionLowering:
             return latch[0]
         return self.blocks[succ]
 
-    def plan_signal_polls(self, order: list[BasicBlock]) -> set[BasicBlock]:
+    def plan_signal_polls(self) -> set[BasicBlock]:
         """The loop headers that test for signals (Ctrl-C) on every iteration: all but
         those of innermost ``for ... in range(...)`` loops. Those end by themselves,
         and a test in them would keep LLVM from vectorizing them; the loop around
         them, if any, tests. A while loop, which may never end, always tests."""
-        position = {b: k for k, b in enumerate(order)}
-        preds = self.fn.predecessors()
-        back = {h: [p for p in preds[h] if p in position and position[p] >= position[h]] for h in order}
-        headers = {h for h, ps in back.items() if ps}
+        from .untested import natural_loops
+
+        loops = natural_loops(self.fn)
         polled: set[BasicBlock] = set()
-        for h in headers:
-            body, work = {h}, list(back[h])
-            while work:  # the natural loop: what reaches a back edge without passing h
-                blk = work.pop()
-                if blk not in body:
-                    body.add(blk)
-                    work.extend(p for p in preds[blk] if p in position)
+        for h, body in loops.items():
             term = h.terminator
-            innermost = not (body & headers - {h})
+            innermost = not (body & loops.keys() - {h})
             if innermost and isinstance(term, O.ForIter) and value_type(term.iterator) == RANGE_ITER:
                 continue
             polled.add(h)

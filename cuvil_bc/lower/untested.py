@@ -50,7 +50,7 @@ class UntestedFloats:
     def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]], source: Callable[[O.Op], bool]) -> None:
         self.uses = uses
         self.source = source
-        self.loops = _natural_loops(fn)
+        self.loops = natural_loops(fn)
         self._carrying: dict[O.Phi, bool] = {}
         self._in_progress: set[O.Phi] = set()
         self._visiting: set[tuple[int, BasicBlock]] = set()  # (value, block) on the path asked about
@@ -193,7 +193,7 @@ class UntestedFloats:
         return self._tested_in(v, dst, record)
 
 
-def _natural_loops(fn: Function) -> dict[BasicBlock, set[BasicBlock]]:
+def natural_loops(fn: Function) -> dict[BasicBlock, set[BasicBlock]]:
     """Loop header -> the blocks of its loop (the header's natural loops, merged)."""
     idom = dominators(fn)
 
