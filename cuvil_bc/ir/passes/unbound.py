@@ -30,7 +30,7 @@ def run(fn: Function) -> bool:
             if value.type is not None:  # typed
                 needless = UNDEF not in options(value.type)
             else:
-                needless = value not in maybe
+                needless = not isinstance(value, O.Undef) and value not in maybe
             if needless:
                 fn.replace_all_uses(op, value)
                 block.ops.remove(op)
@@ -39,8 +39,8 @@ def run(fn: Function) -> bool:
 
 
 def _maybe_unbound(fn: Function) -> set[O.Value]:
-    """Unbound values and the phis that may carry one (the least fixpoint: a loop's
-    phi that only circulates bound values is bound)."""
+    """The phis that may carry an unbound value (the least fixpoint: a loop's phi
+    that only circulates bound values is bound)."""
     maybe: set[O.Value] = set()
     phis = [op for block in fn.blocks for op in block.phis()]
     again = True
@@ -50,6 +50,4 @@ def _maybe_unbound(fn: Function) -> set[O.Value]:
             if phi not in maybe and any(isinstance(v, O.Undef) or v in maybe for v in phi.operands()):
                 maybe.add(phi)
                 again = True
-    return maybe | {v for phi in phis for v in phi.operands() if isinstance(v, O.Undef)} | {
-        op.value for block in fn.blocks for op in block.ops if isinstance(op, O.Narrow) and isinstance(op.value, O.Undef)
-    }
+    return maybe
