@@ -259,3 +259,34 @@ def test_more_values_whose_types_were_folded_away() -> None:
         for args in argsets:
             check(f, *args)
         assert native_ran(f), src
+
+
+def test_a_negation_keeps_cpythons_nan_sign() -> None:
+    # LLVM moved an fneg into the arithmetic around it (-(x / 3.0) became x / -3.0,
+    # -a + b became b - a), and made an fneg of x * -1.0: a NaN kept its sign where
+    # CPython's negation flips it, or flipped where CPython's multiply passes it on.
+    for expr in ("-(x / 3.0)", "-(x * 2.0) + y", "y + -x", "-x - y", "x * -1.0", "x / -1.0", "-0.0 - x", "-1.0 * x", "x * y * -1.0"):
+        f = compile_source(f"def f(x, y):\n    return math.copysign(1.0, {expr})\n")
+        for x, y in ((math.nan, 1.0), (-math.nan, 1.0), (1.0, math.nan), (1.0, -math.nan), (2.5, -0.0)):
+            check(f, x, y)
+        assert native_ran(f), expr
+
+
+def test_a_negated_array_still_vectorizes() -> None:
+    # The negation is an xor with a mask LLVM cannot see: a loop of them still
+    # vectorizes (a barrier on the operand would have stopped it).
+    f = compile_source("def f(a, b):\n    for i in range(len(a)):\n        b[i] = -(a[i] / 3.0)\n    return b\n")
+    a = np.array([math.nan, -math.nan, 1.0, -0.0] * 4)
+    check(f, a, np.zeros(16))
+    assert native_ran(f)
+    assert "vdivpd" in f.inspect_asm() or "divpd" in f.inspect_asm()
+
+
+def test_a_power_of_a_nan_is_the_nan_itself() -> None:
+    # CPython's float_pow and math.pow return a NaN operand as it is; glibc's
+    # pow(-nan, 3.0) is +nan.
+    for expr in ("x ** y", "math.pow(x, y)", "x ** 1.0", "x ** 3.0", "y ** x"):
+        f = compile_source(f"def f(x, y):\n    return math.copysign(1.0, {expr})\n")
+        for x, y in ((-math.nan, 1.0), (-math.nan, 3.0), (math.nan, -math.nan), (-math.nan, math.nan), (2.0, -math.nan), (1.0, -math.nan), (-math.nan, 0.0), (2.0, 3.0)):
+            check(f, x, y)
+        assert native_ran(f), expr

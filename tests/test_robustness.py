@@ -9,7 +9,6 @@ something; the rest run in this process.
 
 from __future__ import annotations
 
-import importlib.util
 import signal
 import textwrap
 import warnings
@@ -153,8 +152,6 @@ print("exit", child.returncode)
 
 
 def test_cloudpickle_ships_hooked_main_functions(tmp_path: Path) -> None:
-    if importlib.util.find_spec("cloudpickle") is None:
-        pytest.skip("cloudpickle is not installed")
     app = program(tmp_path, CLOUDPICKLE)
     plain = run([app], cwd=tmp_path)
     out = tmp_path / "report.json"

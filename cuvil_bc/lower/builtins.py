@@ -12,7 +12,7 @@ from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
 from ..typing.types import BOOL, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
-from .numeric import binop, compare, deopt_on_float_error, is_finite, numpy_abs, truth
+from .numeric import binop, compare, cpython_pow, deopt_on_float_error, is_finite, numpy_abs, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63
@@ -203,7 +203,7 @@ def _libm_binary(name: str) -> Lowering:
         x, y = (em.as_float(a) for a in args)
         if name == "copysign":
             return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
-        r = em.libm(name, F64, [x, y])
+        r = cpython_pow(em, x, y) if name == "pow" else em.libm(name, F64, [x, y])
         if name == "atan2":
             # CPython's m_atan2 answers a NaN argument with its own NaN (Py_NAN), not
             # with the argument, whose sign may differ.

@@ -102,6 +102,15 @@ def _passes_on(u: O.Op, v: O.Value) -> bool:
     return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
 
 
+def _nan_sign_folded(x: float) -> bool:
+    """Whether LLVM's folding of this float constant changes the sign of a NaN
+    (see `Emitter.opaque_constant`): an infinity (``inf - inf`` is -nan on x86-64,
+    LLVM folds it to +nan where constants meet: an inlined callee, a select), and
+    the constants LLVM turns into a negation (``x * -1.0``, ``x / -1.0`` and
+    ``-0.0 - x`` become ``-x``, which flips a NaN that the processor passes on)."""
+    return math.isinf(x) or x == -1.0 or (x == 0.0 and math.copysign(1.0, x) < 0)
+
+
 class FunctionLowering:
     """Lowers one typed function to `symbol`. With `self_calls`, the function's calls to
     itself go to that symbol instead (see `lower_recursive`)."""
@@ -158,7 +167,6 @@ class FunctionLowering:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
         self.polled = self.plan_signal_polls()
-        self.infinities: dict[float, ir.Value] = {}
         self.signals_at_entry: ir.Value | None = None
         if self.polled:
             with self.em.builder.goto_block(self.em.alloca_block):
@@ -314,28 +322,11 @@ class FunctionLowering:
 
     # -- values ---------------------------------------------------------------------
 
-    def opaque_infinity(self, value: float) -> ir.Value:
-        """An infinite float constant, hidden from LLVM's constant folder.
-
-        Where CPython makes a NaN from numbers (``inf - inf``, ``0.0 * inf``) the
-        processor gives its default NaN, negative on x86-64, and its sign is observable
-        (`math.copysign`); LLVM folds the same operation on constants to a positive NaN.
-        Our own folding is CPython's, but constants meet again inside LLVM (an inlined
-        callee, a select of two constants). Every such NaN needs an infinity, so each
-        infinity goes through an empty inline asm in the entry block: opaque to LLVM,
-        no instruction at run time."""
-        found = self.infinities.get(value)
-        if found is None:
-            with self.em.builder.goto_block(self.em.alloca_block):
-                self.em.builder.position_at_start(self.em.alloca_block)
-                found = self.infinities[value] = self.em.opaque_float(ir.Constant(F64, value))
-        return found
-
     def get(self, v: O.Value) -> Typed:
         t = value_type(v)
         if isinstance(v, O.Const):
-            if t == FLOAT and math.isinf(v.value):  # type: ignore[arg-type]
-                return self.opaque_infinity(float(v.value)), t  # type: ignore[arg-type]
+            if t == FLOAT and _nan_sign_folded(v.value):  # type: ignore[arg-type]
+                return self.em.opaque_constant(ir.Constant(F64, v.value)), t
             return const(v.value, t), t
         if isinstance(v, O.Undef):
             return ir.Constant(I8, 0), t

@@ -57,6 +57,7 @@ class Emitter:
         self.held_key: Callable[[], object] = lambda: ()
         #: While a strip of a loop is lowered (strips.py): guards set its flag instead.
         self.strip: StripLog | None = None
+        self._opaque: dict[tuple[str, object], ir.Value] = {}  # opaque_constant's
 
     # -- helpers ------------------------------------------------------------------
 
@@ -135,11 +136,39 @@ class Emitter:
     def opaque_float(self, value: ir.Value) -> ir.Value:
         """`value` (a double) through an empty inline asm: LLVM cannot fold or rewrite
         what it computes with, and it costs no instruction. Where LLVM's folding would
-        make a NaN of another sign than the processor's (see
-        `FunctionLowering.opaque_infinity`)."""
+        make a NaN of another sign than the processor's (see `opaque_constant`)."""
         if _FLOAT_REGISTER is None:
             return value
         return self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={_FLOAT_REGISTER},0", [value], False)
+
+    def opaque_constant(self, value: ir.Constant) -> ir.Value:
+        """A double or i64 constant that LLVM cannot see, computed once in the entry
+        block (an empty inline asm: no instruction at run time).
+
+        LLVM treats the sign of a NaN that arithmetic makes as unspecified, and folds
+        accordingly; CPython's is the processor's, and `math.copysign` shows it. So
+        an infinity whose operations make NaNs (``inf - inf`` is -nan on x86-64,
+        LLVM folds it to +nan) and the sign mask of a negation (`negate`) are hidden
+        from LLVM's folder."""
+        found = self._opaque.get((str(value.type), value.constant))
+        if found is None:
+            register = _FLOAT_REGISTER if value.type == F64 else "r"
+            if register is None:
+                return value
+            with self.builder.goto_block(self.alloca_block):
+                self.builder.position_at_start(self.alloca_block)
+                found = self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={register},0", [value], False)
+            self._opaque[(str(value.type), value.constant)] = found
+        return found
+
+    def negate(self, x: ir.Value) -> ir.Value:
+        """``-x`` for a double, flipping the sign bit as CPython's C does, NaN
+        included. Not `fneg`: LLVM moves an fneg into the arithmetic around it
+        (``-(x / 3.0)`` becomes ``x / -3.0``, ``-a + b`` becomes ``b - a``), which
+        keeps a NaN's sign where CPython flips it. An xor with a mask LLVM cannot
+        see stays an xor, and still vectorizes."""
+        mask = self.opaque_constant(ir.Constant(I64, -(2**63)))
+        return self.builder.bitcast(self.builder.xor(self.builder.bitcast(x, I64), mask), F64)
 
     def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path)."""

@@ -57,7 +57,7 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
         return b.xor(truth(em, v), ir.Constant(I1, 1)), BOOL
     if v[1] == FLOAT:
         if op == "-":
-            return b.fneg(v[0]), FLOAT
+            return em.negate(v[0]), FLOAT
         return v[0], FLOAT
     x = em.as_int(v)
     if op == "-":
@@ -557,10 +557,21 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     em.deopt_if(b.and_(b.fcmp_ordered("==", x, zero), b.fcmp_ordered("<", y, zero)))
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
     em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(is_finite(em, y), b.not_(y_int))))
-    r = em.libm("pow", F64, [x, y])
+    r = cpython_pow(em, x, y)
     overflow = b.and_(b.not_(is_finite(em, r)), b.fcmp_ordered("==", r, r))
     em.deopt_if(b.and_(overflow, b.and_(is_finite(em, x), is_finite(em, y))))
     return r
+
+
+def cpython_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
+    """C's pow with the NaN cases CPython decides before calling it (float_pow and
+    math.pow): a NaN operand is returned itself, sign and all, where the C library
+    may return another NaN (glibc's pow(-nan, 3.0) is +nan). ``nan ** 0`` and
+    ``1 ** nan`` are 1.0, as C's pow gives too."""
+    b = em.builder
+    r = em.libm("pow", F64, [x, y])
+    r = b.select(b.and_(b.fcmp_unordered("uno", y, y), b.fcmp_unordered("une", x, em.f64(1.0))), y, r)
+    return b.select(b.and_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("une", y, em.f64(0.0))), x, r)
 
 
 def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
