@@ -16,6 +16,7 @@ Kept apart from the bytecode machinery, which only a cache miss needs.
 from __future__ import annotations
 
 import functools
+import sys
 import types
 from typing import Any, Mapping
 
@@ -44,6 +45,16 @@ class NativeCall:
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(None), ())  # None: the trampoline then runs the function's own code
+
+    @staticmethod
+    def unlink() -> None:
+        """Called by a trampoline's handler: take the trampoline's own entry out of the
+        traceback of the exception it handles (its caller re-raises it with a bare
+        ``raise``, which adds no entry)."""
+        e = sys.exc_info()[1]
+        tb = e.__traceback__ if e is not None else None
+        if tb is not None and tb.tb_frame is sys._getframe(1):
+            e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
 
     def __repr__(self) -> str:
         return f"NativeCall({self.function!r})"

@@ -18,10 +18,6 @@ def register(trampoline: types.CodeType, copy: types.FunctionType) -> None:
     _COPIES[trampoline] = copy
 
 
-def is_trampoline(code: types.CodeType) -> bool:
-    return code in _COPIES
-
-
 def original(value: object) -> object:
     """The function to compile in place of `value` (`value` itself unless replaced)."""
     if isinstance(value, types.FunctionType) and _COPIES:

@@ -93,42 +93,58 @@ def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeTyp
     return abstract.to_code()
 
 
+_BODY = "__cuvil_bc_body__"  # the template's statement that the function's body replaces
+
+
 def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     """`code` behind a prefix that passes its parameters on to `native.function` and
     returns what it returns, unless the constant that holds `native` is None: in a process
     the function was pickled into by value (`NativeCall` pickles as None), `code`
     itself runs, as written.
 
+    An exception from the call passes through a handler that takes the prefix's own
+    traceback entry out (`NativeCall.unlink`) and re-raises it with a bare ``raise``,
+    which adds none: the function's frame then shows once in the traceback, at the
+    line that raised, as in CPython (the frames of the function's interpreted copy and
+    of the dispatcher follow it, and those of the dispatcher take themselves out).
+
     The test carries no line number (tracing in such a process sees the function's
-    own lines only); the call has the line after the ``def``, so that a traceback
-    through it points into the function.
+    own lines only); the call has the line after the ``def``.
     """
     params = list(code.co_varnames[: code.co_argcount])
     posonly = code.co_posonlyargcount
     signature = ", ".join(params[:posonly] + (["/"] if posonly else []) + params[posonly:] + [_CALLEE])
-    source = f"def _t({signature}):\n    if {_CALLEE} is not None:\n        return {_CALLEE}.function({', '.join(params)})\n"
+    source = (
+        f"def _t({signature}):\n    if {_CALLEE} is not None:\n        try:\n"
+        f"            return {_CALLEE}.function({', '.join(params)})\n"
+        f"        except:\n            {_CALLEE}.unlink()\n            raise\n    {_BODY}\n"
+    )
     ns: dict[str, Any] = {}
     exec(compile(source, "<cuvil_bc>", "exec"), ns)
     template = list(bytecode.Bytecode.from_code(ns["_t"].__code__))
-    start = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
-    end = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Label))  # the test's target
-    skip = template[end]
-    assert getattr(template[end - 1], "name", None) == "RETURN_VALUE", template  # the call, then the test's target
-    test_end = next(k for k, i in enumerate(template) if isinstance(i, bytecode.Instr) and i.arg is skip)
-    body = bytecode.Label()
+    instrs = [(k, i) for k, i in enumerate(template) if isinstance(i, bytecode.Instr)]
+    start = next(k for k, i in instrs if i.name == "RESUME") + 1
+    test_end = next(k for k, i in instrs if k >= start and isinstance(i.arg, bytecode.Label))
+    marker = next(k for k, i in instrs if i.arg == _BODY or (isinstance(i.arg, tuple) and _BODY in i.arg))
+    marker_end = next(k for k, i in instrs if k > marker and i.name in ("RETURN_VALUE", "RETURN_CONST"))
     prefix: list[object] = []
-    for k, item in enumerate(template[start:end], start):
-        assert isinstance(item, bytecode.Instr), item
+    for k, item in enumerate(template[start:], start):
+        if marker <= k <= marker_end:
+            if k == marker:
+                prefix.append(_BODY)
+            continue
+        if not isinstance(item, bytecode.Instr):
+            prefix.append(item)  # labels, and the try block's begin and end
+            continue
         lineno = None if k <= test_end else code.co_firstlineno + 1
         if item.name == "LOAD_FAST" and item.arg == _CALLEE:
             prefix.append(bytecode.Instr("LOAD_CONST", native, lineno=lineno))
-        elif item.arg is skip:
-            prefix.append(bytecode.Instr(item.name, body, lineno=lineno))
         else:
             assert _CALLEE not in (item.arg if isinstance(item.arg, tuple) else (item.arg,)), item
             prefix.append(bytecode.Instr(item.name, item.arg, lineno=lineno))
     abstract = bytecode.Bytecode.from_code(code)
     items = list(abstract)
     resume = next(k for k, i in enumerate(items) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
-    abstract[:] = items[:resume] + prefix + [body] + items[resume:]
+    at = prefix.index(_BODY)
+    abstract[:] = items[:resume] + prefix[:at] + items[resume:] + prefix[at + 1 :]
     return abstract.to_code()

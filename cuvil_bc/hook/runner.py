@@ -140,11 +140,7 @@ def _run_as_program(body: Callable[[], Any]) -> None:
 
 def _program_traceback(tb: types.TracebackType | None) -> types.TracebackType | None:
     """`tb` from the frame after cuvil_bc's last leading one: what CPython would have
-    printed had it run the program itself (``-m`` keeps its two runpy frames). The
-    frame of a native function's trampoline prefix, through which the exception
-    reached the function's interpreted copy, is unlinked as well."""
-    from .. import originals
-
+    printed had it run the program itself (``-m`` keeps its two runpy frames)."""
     start = tb
     t = tb
     while t is not None:
@@ -154,13 +150,6 @@ def _program_traceback(tb: types.TracebackType | None) -> types.TracebackType | 
         elif not _is_runpy(filename):
             break
         t = t.tb_next
-    t = start
-    while t is not None and t.tb_next is not None:
-        after = t.tb_next
-        if after.tb_next is not None and originals.is_trampoline(after.tb_frame.f_code):
-            t.tb_next = after.tb_next  # (the function's own frame follows it)
-        else:
-            t = after
     return start
 
 
