@@ -265,7 +265,7 @@ def test_a_negation_keeps_cpythons_nan_sign() -> None:
     # LLVM moved an fneg into the arithmetic around it (-(x / 3.0) became x / -3.0,
     # -a + b became b - a), and made an fneg of x * -1.0: a NaN kept its sign where
     # CPython's negation flips it, or flipped where CPython's multiply passes it on.
-    for expr in ("-(x / 3.0)", "-(x * 2.0) + y", "y + -x", "-x - y", "x * -1.0", "x / -1.0", "-0.0 - x", "-1.0 * x", "x * y * -1.0"):
+    for expr in ("-(x / 3.0)", "-(x * 2.0) + y", "y + -x", "-x - y", "x * -1.0", "x / -1.0", "-0.0 - x", "-1.0 * x", "x * y * -1.0", "x / -1", "-1 * x"):
         f = compile_source(f"def f(x, y):\n    return math.copysign(1.0, {expr})\n")
         for x, y in ((math.nan, 1.0), (-math.nan, 1.0), (1.0, math.nan), (1.0, -math.nan), (2.5, -0.0)):
             check(f, x, y)
@@ -290,3 +290,59 @@ def test_a_power_of_a_nan_is_the_nan_itself() -> None:
         for x, y in ((-math.nan, 1.0), (-math.nan, 3.0), (math.nan, -math.nan), (-math.nan, math.nan), (2.0, -math.nan), (1.0, -math.nan), (-math.nan, 0.0), (2.0, 3.0)):
             check(f, x, y)
         assert native_ran(f), expr
+
+
+# A random program (scalar:1704025049:3843) whose native entry became a tail call for
+# a signature on which every call deoptimises.
+_X87_LEAK = """
+def g0(n, p0=7):
+    if n <= 0:
+        return math.lgamma((17 ** 1))
+    (p0 * (n | 13))
+    p0
+    return (g0(n - 1, (7 if n else 0)) % 2305843009213693951) + ((-1e+308) == 2.5 <= (-4611686018427387904))
+
+def f(t0, n1, o2, x3):
+    if o2 is None:
+        o2 = 19
+    t0 = divmod((n1 % 3), 7)
+    o2 = math.remainder(((x3 ** (2 % 5)) ** math.atan2(o2, 6.0)), 7)
+    x3 = (o2 // bool(x3))
+    v1 = (max((o2 ** 0.0), (x3 % 1e300)) == bool(o2) != ((x3 + x3) * math.floor(n1)))
+    t0 = (g0(((n1 // (-2)) % 4), n1), (o2 - n1))
+    n1 |= n1
+    v1 = (float((x3 - 15)) + ((x3 // 2.5) > g0(0, 3) != (-v1)))
+    t0 = ((o2 % o2), n1, (o2 - o2))
+    n1, o2 = (o2, n1)
+    for i2 in range(1):
+        x3 = (((round(((-9007199254740993) if 255 else 9007199254740994.0)) ** (-0.5)) and ((-2.5) or (o2 ^ o2) or (o2 << 3))) % 9223372036854775807)
+    x3 /= ((o2 and o2) << 1)
+    v1 = x3
+    o2 = (((n1 % 0.5) and (x3 == o2 > n1) and math.sin(x3)) * ((x3 + v1) and True and ((-2.5) + x3)))
+    if (math.hypot(9, (-0.5)) * math.hypot(v1, (-20))):
+        return math.hypot(n1, (x3 + n1))
+    return (v1, t0)
+"""
+
+
+def test_a_result_on_the_x87_stack_is_never_left_there() -> None:
+    # The entry ended in a tail call of the compiled function, whose result (two of
+    # its four doubles on x86-64's x87 register stack) the entry's caller never
+    # popped. Once the stack was full, every later x87 load read a NaN: a function
+    # returning three floats then gave a NaN as its third, in unrelated code.
+    leaky = compile_source(_X87_LEAK)
+    for _ in range(12):
+        check(leaky, (-2147483648, 1.5), 3037000500, None, 482.6510165033294)
+    f = compile_source(
+        """
+        def f(n0, x1, t2, t3):
+            v1 = x1
+            w2 = 0
+            while w2 < 4:
+                w2 += 1
+                v1 += pow((n0 % (-2)), (n0 | n0), 1000003)
+            return (v1, t3, t2)
+        """
+    )
+    check(f, 0, 919.5, (9007199254740993, 9007199254740994.0), (-1, math.nan))
+    assert native_ran(f)

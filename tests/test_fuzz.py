@@ -35,3 +35,18 @@ def test_fuzz_slice(kind: str) -> None:
     assert tally.divergences == 0 and tally.internal == 0, tally.summary() + "\n" + found
     assert tally.native_rate >= MIN_NATIVE[kind], tally.summary() + "\n" + "\n".join(
         f"  fallback x{n}: {reason}" for reason, n in tally.reasons.most_common(10))
+
+
+def test_complex_results_compare_by_parts() -> None:
+    # nan+1j == nan+1j is False: every complex result with a NaN part was reported
+    # as a divergence.
+    import math
+
+    from cuvil_bc.fuzz.runner import same
+    from cuvil_bc.testing import same_value
+
+    assert same_value(complex(math.nan, -1.0), complex(math.nan, -1.0))
+    assert not same_value(complex(1.0, 2.0), complex(1.0, 3.0))
+    assert not same_value(complex(0.0, 1.0), complex(-0.0, 1.0))
+    assert same(complex(-math.nan, 1.0), complex(-math.nan, 1.0))
+    assert not same(complex(-math.nan, 1.0), complex(math.nan, 1.0))

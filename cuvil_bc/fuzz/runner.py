@@ -107,6 +107,8 @@ def same(a: Any, b: Any) -> bool:
         return False
     if isinstance(a, tuple):
         return all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, complex):
+        return same(a.real, b.real) and same(a.imag, b.imag)
     if isinstance(a, float) or (type(a).__module__ == "numpy" and type(a).__name__ in ("float64", "float32")):
         return not math.isnan(a) or math.copysign(1.0, a) == math.copysign(1.0, b)
     return True

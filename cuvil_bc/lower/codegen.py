@@ -102,6 +102,17 @@ def _passes_on(u: O.Op, v: O.Value) -> bool:
     return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
 
 
+def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value]) -> ir.Instruction:
+    """A call of a compiled function ({status, result}), never made a tail call unless
+    the caller returns the same type. On x86-64 a result with more than two doubles
+    comes back partly on the x87 register stack, which the caller must pop; a tail
+    call from a caller that returns less (an entry returns the status only) left them
+    there, and once the stack was full every x87 load (glibc's fmod, a later such
+    result) read a NaN, in whatever code ran next."""
+    same = isinstance(b.function, ir.Function) and b.function.return_value.type == callee.return_value.type
+    return b.call(callee, args, tail=None if same else "notail")
+
+
 def _nan_sign_folded(x: float) -> bool:
     """Whether LLVM's folding of this float constant changes the sign of a NaN
     (see `Emitter.opaque_constant`): an infinity (``inf - inf`` is -nan on x86-64,
@@ -496,7 +507,7 @@ class FunctionLowering:
             symbol = self.self_calls if self.self_calls and callee.symbol == self.symbol else callee.symbol
             llcallee = declare_function(em.module, symbol, callee.argtypes, callee.return_type)
             depth = b.add(self.depth, ir.Constant(I32, 1))
-            pair = b.call(llcallee, [em.coerce(v, vt, ct) for (v, vt), ct in zip(args, callee.argtypes)] + [depth])
+            pair = call_compiled(b, llcallee, [em.coerce(v, vt, ct) for (v, vt), ct in zip(args, callee.argtypes)] + [depth])
             status = b.extract_value(pair, 0)
             failed = b.icmp_signed("!=", status, ir.Constant(I32, 0))
             bail = em.block("callee.failed")
@@ -1320,7 +1331,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
         return ir.Constant(I8, 0)
 
     args = [rebuild(t, k) for k, t in enumerate(argtypes)]
-    pair = b.call(declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
+    pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
     status = b.extract_value(pair, 0)
     with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
         store_words(b, out_words, b.extract_value(pair, 1), ret, 0)
@@ -1356,7 +1367,7 @@ def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], 
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     calls, scalars = fn.args[0], fn.args[1:]
     args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(scalars, argtypes)]
-    pair = b.call(declare_function(module, symbol, argtypes, ret), args + [ir.Constant(I32, 0)])
+    pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [ir.Constant(I32, 0)])
     ok = b.icmp_signed("==", b.extract_value(pair, 0), ir.Constant(I32, 0))
     b.atomic_rmw("add", calls, b.zext(ok, I64), "monotonic")
     value = b.extract_value(pair, 1)

@@ -287,6 +287,9 @@ class Emitter:
         if t == BOOL:
             return self.builder.uitofp(val, F64)
         assert t == INT, t
+        if isinstance(val, ir.Constant) and val.constant == -1:
+            # LLVM would make x * -1.0 an fneg (see `opaque_constant`): x /= -1
+            return self.opaque_constant(ir.Constant(F64, -1.0))
         return self.builder.sitofp(val, F64)
 
     def coerce(self, val: ir.Value, src: Type, dst: Type) -> ir.Value:
