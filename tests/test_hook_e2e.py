@@ -269,3 +269,14 @@ def test_script_path_with_dotdot(form: str, tmp_path: Path) -> None:
     hooked = run(SCRIPT_FORMS[form] + args, cwd=PROGRAMS / "pkg", env={"CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)
     assert report(out)["hot"]["status"] == "native"
+
+
+def test_decided_functions_stop_counting(tmp_path: Path) -> None:
+    # Issue 16: a function the hook gave up on kept its counters (a call and a loop
+    # tick each) for the rest of the run, and a native one fell back to counted code.
+    plain = run(["decided.py"])
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "decided.py"], env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    found = report(out)
+    assert found["numeric"]["status"] == "native" and found["uses_dict"]["status"] == "unsupported", found

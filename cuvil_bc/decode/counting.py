@@ -90,7 +90,34 @@ def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeTyp
             out.extend(_counter(placeholder(key), after))
             entry_done = True
     abstract[:] = out
-    return abstract.to_code()
+    return _to_code(abstract, code)
+
+
+def _to_code(abstract: bytecode.Bytecode, original: types.CodeType) -> types.CodeType:
+    """`abstract` assembled, keeping `original`'s local variables in their order.
+    (`bytecode` numbers the locals that are not parameters by first use: on 3.13 the
+    code's ``co_varnames``, and so ``locals()``, came out in another order.)"""
+    params = abstract.argnames
+    abstract.argnames = list(original.co_varnames)  # seeds the numbering only
+    try:
+        code = abstract.to_code()
+    finally:
+        abstract.argnames = params
+    assert code.co_varnames[: len(original.co_varnames)] == original.co_varnames, code.co_varnames
+    return code
+
+
+def without_counters(code: types.CodeType) -> types.CodeType:
+    """`code` as it was before `add_counters` (nested code objects keep theirs: they
+    are other functions). What a function gets back once the hook has decided about
+    it, so that it stops paying for counting."""
+    abstract = bytecode.Bytecode.from_code(code)
+    items = list(abstract)
+    drop = counter_positions(items)
+    if not drop:
+        return code
+    abstract[:] = [item for k, item in enumerate(items) if k not in drop]
+    return _to_code(abstract, code)
 
 
 _BODY = "__cuvil_bc_body__"  # the template's statement that the function's body replaces
@@ -147,4 +174,4 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     resume = next(k for k, i in enumerate(items) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
     at = prefix.index(_BODY)
     abstract[:] = items[:resume] + prefix[:at] + items[resume:] + prefix[at + 1 :]
-    return abstract.to_code()
+    return _to_code(abstract, code)

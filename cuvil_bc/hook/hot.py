@@ -289,7 +289,7 @@ class Runtime:
     def compile(self, record: Record, code: types.CodeType, args: tuple[Any, ...] | None) -> None:
         from .. import observe
         from ..counters import NativeCall
-        from ..decode.counting import trampoline
+        from ..decode.counting import trampoline, without_counters
         from ..dispatcher import Dispatcher, argument_key
 
         record.calls_before_native = record.calls_counted()
@@ -297,25 +297,37 @@ class Runtime:
         if not functions:
             self.fail(record, "its function object is gone")
             return
+        # Decided either way: the functions stop counting (their calls and loops
+        # would tick for the rest of the run). The copy that the dispatcher falls back
+        # to, and the trampoline's body, are the code as written.
+        plain = without_counters(code)
         # Functions made from this code differ at most in their defaults, and a trampoline
         # passes every argument explicitly: one dispatcher serves them all.
-        copy = _copy(functions[0])
+        copy = _copy(functions[0], plain)
         dispatcher = Dispatcher(copy)
         if args is not None:
             native = dispatcher._compile_for(argument_key(args), args)
             if native is None:
                 self.fail(record, dispatcher.failure(argument_key(args)) or "not compilable for these arguments")
+                self._swap(functions, code, plain)
                 return
-        tramp = trampoline(code, NativeCall(dispatcher.function))
+        tramp = trampoline(plain, NativeCall(dispatcher.function))
         originals.register(tramp, copy)
         record.dispatchers.append(dispatcher)
         with self.lock:
-            record.swapped += [(weakref.ref(func), code, tramp) for func in functions]
+            record.swapped += [(weakref.ref(func), plain, tramp) for func in functions]
             watched = observe.observed()
-            for func in functions:
-                if not watched:  # a tool is watching: the trampoline waits (observed_changed)
-                    func.__code__ = tramp
+            # A tool is watching: the code as written until it stops (observed_changed).
+            self._swap(functions, code, plain if watched else tramp)
         record.status, record.reason = "native", ""
+
+    def _swap(self, functions: list[types.FunctionType], have: types.CodeType, want: types.CodeType) -> None:
+        """Give `want` to those of `functions` that still run `have` (not to one the
+        program gave other code since: a hot-reload tool's)."""
+        with self.lock:
+            for func in functions:
+                if func.__code__ is have:
+                    func.__code__ = want
 
     def rows(self) -> list[dict[str, Any]]:
         rows = [r.row() for r in list(self.records.values())]
@@ -390,9 +402,9 @@ class _Raising:
             del error  # no cycle through this frame's traceback
 
 
-def _copy(func: types.FunctionType) -> types.FunctionType:
-    """A function like `func`, keeping its code: what the dispatcher falls back to."""
-    copy = types.FunctionType(func.__code__, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
+def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:
+    """A function like `func`, with `code`: what the dispatcher falls back to."""
+    copy = types.FunctionType(code, func.__globals__, func.__name__, func.__defaults__, func.__closure__)
     copy.__kwdefaults__ = func.__kwdefaults__
     copy.__qualname__ = func.__qualname__
     copy.__module__ = func.__module__

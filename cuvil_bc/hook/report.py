@@ -5,7 +5,9 @@ the table of ``python -m cuvil_bc report``.
                     "calls_interpreted", "compile_ms"}, ...]}
 
 status is ``native`` (compiled; its calls run native code), ``interpreted`` (never got
-hot) or ``unsupported`` (not compilable; `reason` says why).
+hot) or ``unsupported`` (not compilable; `reason` says why). Calls are counted by the
+hook's counters, which a function loses once the hook has decided about it: an
+unsupported function's calls_interpreted are those made until then.
 """
 
 from __future__ import annotations
