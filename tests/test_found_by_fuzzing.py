@@ -346,3 +346,14 @@ def test_a_result_on_the_x87_stack_is_never_left_there() -> None:
     )
     check(f, 0, 919.5, (9007199254740993, 9007199254740994.0), (-1, math.nan))
     assert native_ran(f)
+
+
+def test_a_nan_constant_and_an_absolute_value_keep_cpythons_nan_sign() -> None:
+    # LLVM folded x - nan to the constant (the processor returns x when it is a NaN
+    # too), and dropped the fabs of abs(m) / abs(m), keeping m's sign.
+    # (Not nan * -nan: which of two NaNs a commutative op returns is not matched.)
+    for expr in ("x // 1 - math.nan", "math.nan * x", "abs(x // 1) / abs(x // 1)", "math.fabs(x // 1) * math.fabs(x // 1)", "abs(-x) / abs(-x)"):
+        f = compile_source(f"def f(x):\n    return math.copysign(1.0, {expr})\n")
+        for x in (math.inf, -math.inf, math.nan, 2.5) + (() if expr.startswith("math.nan") else (-math.nan,)):
+            check(f, x)
+        assert native_ran(f), expr

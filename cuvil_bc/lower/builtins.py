@@ -41,7 +41,7 @@ def _abs(em: Emitter, args: list[Typed], result: Type) -> Typed:
     if isinstance(a[1], NpScalar):
         return numpy_abs(em, a)
     if a[1] == FLOAT:
-        return em.intrinsic("llvm.fabs.f64", F64, [a[0]]), FLOAT
+        return em.absolute(a[0]), FLOAT
     x = em.as_int(a)
     neg = em.builder.icmp_signed("<", x, em.i64(0))
     return em.builder.select(neg, em.checked("ssub", em.i64(0), x), x), INT
@@ -183,7 +183,7 @@ def _libm_unary(name: str) -> Lowering:
         if name == "sqrt":
             r = em.intrinsic("llvm.sqrt.f64", F64, [x])
         elif name == "fabs":
-            return em.intrinsic("llvm.fabs.f64", F64, [x]), FLOAT
+            return em.absolute(x), FLOAT
         else:
             r = em.libm(name, F64, [x])
         # CPython's math_1: a NaN from a non-NaN argument is a domain error, an

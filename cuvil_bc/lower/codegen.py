@@ -116,10 +116,12 @@ def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value]) ->
 def _nan_sign_folded(x: float) -> bool:
     """Whether LLVM's folding of this float constant changes the sign of a NaN
     (see `Emitter.opaque_constant`): an infinity (``inf - inf`` is -nan on x86-64,
-    LLVM folds it to +nan where constants meet: an inlined callee, a select), and
-    the constants LLVM turns into a negation (``x * -1.0``, ``x / -1.0`` and
-    ``-0.0 - x`` become ``-x``, which flips a NaN that the processor passes on)."""
-    return math.isinf(x) or x == -1.0 or (x == 0.0 and math.copysign(1.0, x) < 0)
+    LLVM folds it to +nan where constants meet: an inlined callee, a select); a NaN
+    (LLVM folds ``x - nan`` to the constant, where the processor returns `x` when it
+    is a NaN too); and the constants LLVM turns into a negation (``x * -1.0``,
+    ``x / -1.0`` and ``-0.0 - x`` become ``-x``, which flips a NaN that the
+    processor passes on)."""
+    return math.isinf(x) or math.isnan(x) or x == -1.0 or (x == 0.0 and math.copysign(1.0, x) < 0)
 
 
 class FunctionLowering:

@@ -170,6 +170,13 @@ class Emitter:
         mask = self.opaque_constant(ir.Constant(I64, -(2**63)))
         return self.builder.bitcast(self.builder.xor(self.builder.bitcast(x, I64), mask), F64)
 
+    def absolute(self, x: ir.Value) -> ir.Value:
+        """``abs(x)`` for a double, clearing the sign bit as C's fabs does, NaN
+        included. Not `llvm.fabs`: LLVM drops an fabs whose sign it believes cannot
+        matter (``abs(m) / abs(m)`` became ``m / m``), which keeps a NaN's sign."""
+        mask = self.opaque_constant(ir.Constant(I64, 2**63 - 1))
+        return self.builder.bitcast(self.builder.and_(self.builder.bitcast(x, I64), mask), F64)
+
     def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path)."""
         if self.strip is not None:

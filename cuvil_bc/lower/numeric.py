@@ -75,7 +75,7 @@ def numpy_abs(em: Emitter, v: Typed) -> Typed:
     assert isinstance(t, NpScalar)
     b = em.builder
     if t.base == FLOAT:
-        return em.intrinsic("llvm.fabs.f64", F64, [val]), t  # a float32 too: exact in a double
+        return em.absolute(val), t  # a float32 too: exact in a double
     if t.base == BOOL or t.name.startswith("uint"):
         return val, t
     negative = b.icmp_signed("<", val, em.i64(0))
