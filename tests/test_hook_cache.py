@@ -33,7 +33,10 @@ MODULE = textwrap.dedent(
 
 
     def text(n):
-        return "x" * n
+        out = ""
+        for _ in range(n):
+            out += "x"
+        return out
     """
 )
 

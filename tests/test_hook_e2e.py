@@ -229,7 +229,7 @@ def test_pyproject_settings_apply(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text('[tool.cuvil_bc]\nthreshold = 5\nloop_threshold = 100000\nexclude = ["helper"]\n')
     (tmp_path / "helper.py").write_text("def twice(n):\n    return n * 2\n")
     (tmp_path / "app.py").write_text(
-        "import helper\n\ndef f(n):\n    return n + 1\n\nprint(sum(f(k) for k in range(50)), sum(helper.twice(k) for k in range(50)))\n"
+        "import helper\n\ndef f(n):\n    for _ in range(1):\n        n += 1\n    return n\n\nprint(sum(f(k) for k in range(50)), sum(helper.twice(k) for k in range(50)))\n"
     )
     out = tmp_path / "report.json"
     done = run(["-X", "importhook", "cuvil_bc", "app.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out)})
@@ -280,3 +280,18 @@ def test_decided_functions_stop_counting(tmp_path: Path) -> None:
     same(plain, hooked)
     found = report(out)
     assert found["numeric"]["status"] == "native" and found["uses_dict"]["status"] == "unsupported", found
+
+
+def test_a_loop_free_leaf_is_compiled_only_into_its_callers(tmp_path: Path) -> None:
+    # Issue 16's cost model: a native call from interpreted code costs more than a
+    # loop-free leaf's body saves, so the hook leaves it interpreted; a loop calling it
+    # compiles it with itself, and a loop-free function that calls the program's own
+    # (recursion) is compiled.
+    plain = run(["leaves.py"])
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "leaves.py"], env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    rows = report(out)
+    assert rows["eval_a"]["status"] == "interpreted" and "loop-free leaf" in rows["eval_a"]["reason"], rows["eval_a"]
+    assert rows["row"]["status"] == "native" and rows["row"]["calls_native"] > 0, rows["row"]
+    assert rows["fib"]["status"] == "native", rows["fib"]

@@ -41,7 +41,7 @@ from .. import originals
 from ..counters import Counter, live
 from ..warn import internal_warning
 from .options import Options
-from .rewrite import FunctionInfo
+from .rewrite import LEAF, FunctionInfo
 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
@@ -341,7 +341,7 @@ class Runtime:
                 continue
             seen.add(info.key)
             rows.append(
-                {"module": info.module, "qualname": info.qualname, "status": "unsupported", "reason": info.reason,
+                {"module": info.module, "qualname": info.qualname, "status": "interpreted" if info.reason == LEAF else "unsupported", "reason": info.reason,
                  "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0}
             )
         return rows

@@ -1,5 +1,8 @@
 def divide(a, b):
-    return a // b
+    quotient = 0
+    for _ in range(1):  # a loop: a loop-free leaf is not compiled on its own
+        quotient = a // b
+    return quotient
 
 
 def run():
