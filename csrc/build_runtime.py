@@ -34,6 +34,7 @@ int32_t cb_abi_version(void);
 extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
+void *cb_entry_type(void);
 """
 
 #: Trampolines for the dispatcher's fast path: ``cb_call_<params>_<ret>(target, ...)``
@@ -54,8 +55,10 @@ def _param_codes(n: int) -> list[str]:
 
 
 def trampolines() -> tuple[str, str]:
-    """(cdef declarations, C definitions) of every trampoline."""
-    decls, defs = [], []
+    """(cdef declarations, C definitions) of every trampoline, and of `cb_call_any`,
+    which calls the trampoline of a native signature by its index (in this order: see
+    trampoline_index in entry.c) with the arguments as words (the C entry's call)."""
+    decls, defs, cases = [], [], []
     for n in range(MAX_FAST_PARAMS + 1):
         for params in _param_codes(n):
             for ret in "id":
@@ -66,6 +69,10 @@ def trampolines() -> tuple[str, str]:
                 call = "".join(f", a{k}" for k in range(n))
                 decls.append(proto + ";")
                 defs.append(f"{proto} {{ return (({C_TYPES[ret]} (*)(int64_t *{ptypes}))t->fn)(&t->calls{call}); }}")
+                words = "".join(f", a[{k}].{c}" for k, c in enumerate(params))
+                cases.append(f"    case {len(cases)}: r.{ret} = {name}(t{words}); break;")
+    defs.append("cb_word cb_call_any(int index, cb_fast_target *t, const cb_word *a) {\n    cb_word r;\n    r.i = 0;\n"
+                "    switch (index) {\n" + "\n".join(cases) + "\n    }\n    return r;\n}")
     return "\n".join(decls), "\n".join(defs)
 
 
@@ -76,7 +83,10 @@ ffibuilder.cdef(CDEF + _DECLS)
 ffibuilder.set_source(
     "cuvil_bc._runtime",
     '#include "runtime.h"\n' + _DEFS,
-    sources=[os.path.relpath(os.path.join(HERE, "runtime.c"))],
+    sources=[os.path.relpath(os.path.join(HERE, name)) for name in ("runtime.c", "entry.c")],
+    # entry.c uses CPython's full C API (vectorcall, PyFloat_AS_DOUBLE): one build
+    # per Python version, not the stable ABI.
+    py_limited_api=False,
     include_dirs=[os.path.relpath(HERE)],
     extra_compile_args=["-O2", "-std=c11"],
 )

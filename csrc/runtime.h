@@ -54,6 +54,14 @@ cb_word *cb_deopt_slots(void);
 void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 int32_t cb_take_deopt_line(void);
+/* The line cb_take_deopt_line would take, left in place (0: no deopt pending). */
+int32_t cb_peek_deopt_line(void);
+/* Call the fast entry point `t->fn` with `a`'s words, through the trampoline of
+ * native signature `index` (see trampoline_index in entry.c; build_runtime.py
+ * generates both). */
+cb_word cb_call_any(int index, cb_fast_target *t, const cb_word *a);
+/* The type of the C entry (entry.c), as a PyObject *; NULL if it could not be made. */
+void *cb_entry_type(void);
 int32_t cb_abi_version(void);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */

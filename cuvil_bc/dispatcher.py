@@ -31,6 +31,8 @@ from .warn import internal_warning
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
 _COMPILABLE = (TupleType, type(INT), ArrayType, NpScalar)
+#: How the C entry passes a scalar (csrc/entry.c): int64, double, or bool as 0/1.
+_ENTRY_CODE: dict[Type, str] = {INT: "i", FLOAT: "d", BOOL: "b"}
 
 
 class _Native:
@@ -40,7 +42,8 @@ class _Native:
         from .lower.boxing import make_boxer, make_flattener
         from .lower.jit import get_jit
         from .lower.ltypes import c_param_types, words
-        from .lower.runtime import ffi, lib
+        from .lower.runtime import ffi
+        from .lower.untested import natural_loops
 
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_param_types(t)]
@@ -48,16 +51,19 @@ class _Native:
         self.calls_python = bool(spec.callees)
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
-        self.fast: tuple[Any, Any] | None = None
+        self.fast: tuple[Any, ...] | None = None
         self.target: Any = None
         if spec.fast_entry is not None:
-            codes = "".join("d" if c == "double" else "i" for c in params) or "v"
-            ret = "d" if spec.return_type == FLOAT else "i"
-            trampoline = getattr(lib, f"cb_call_{codes}_{ret}")
             # This dispatcher's own target: its `calls` counts the fast path's native calls.
             self.target = ffi.new("cb_fast_target *")
             self.target.fn = ffi.cast("void *", get_jit().address(spec.fast_entry))
-            self.fast = (trampoline, self.target)
+            # What the C entry (csrc/entry.c) needs of this signature. The GIL is
+            # released only where the code can run long: a loop-free function's work
+            # costs less than releasing and taking back the GIL.
+            arg_codes = "".join(_ENTRY_CODE[t] for t in spec.argtypes)
+            runs_long = spec.fn is None or bool(natural_loops(spec.fn))
+            address = int(ffi.cast("uintptr_t", self.target))
+            self.fast = (tuple(_PYTHON_TYPE[t] for t in spec.argtypes), arg_codes, _ENTRY_CODE[spec.return_type], runs_long, address, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
@@ -241,7 +247,7 @@ class Dispatcher:
     def _regenerate(self) -> None:
         """Swap in fast-path code for the current native specialisations (or, while a
         tracing tool is active, code that calls the function itself)."""
-        from .fastpath import can_generate, direct_supported, entry_function, fast_source, generic_source, observed_source
+        from .fastpath import DEOPT, FALL, can_generate, direct_supported, entry_function, fast_source, generic_source, observed_source
 
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
         if observe.observed() or not can_generate(self.py_func):
@@ -249,10 +255,16 @@ class Dispatcher:
             self._ns["_pyfunc"] = self.py_func
             self._install(entry_function(source, self._ns))
             return
-        fast = [(n.spec.argtypes, n.spec.return_type, *n.fast) for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
+        fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
         direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)][:MAX_FAST_PATHS]
+        entry = None
+        if fast:
+            from .lower.runtime import Entry
+
+            entry = Entry(self._nparams, FALL, DEOPT)
+            entry.set(fast)
         ns: dict[str, Any] = {}
-        source = fast_source(self.py_func, fast, self._guards, ns, self._defaults, direct)
+        source = fast_source(self.py_func, entry, self._guards, ns, self._defaults, direct)
         self._ns.update(ns)
         self._install(entry_function(source, self._ns))
 

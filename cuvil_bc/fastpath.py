@@ -10,15 +10,12 @@ For ``def f(a, b=2.0)`` with a native ``(int, float)`` specialisation it reads l
             b = _default_0
         if _g0.get(_n0, _ABSENT) is not _o0:       # one test per global guard
             return _generic((a, b), {})
-        if type(a) is _t0_0 and type(b) is _t0_1:
-            try:
-                r = _f0(_p0, a, b)                 # cffi direct call, GIL released;
-                                                   # native code counts the call in _p0
-            except OverflowError:                  # an int beyond int64
-                return _generic((a, b), {})
-            if r != r and _take():                 # NaN sentinel: did it deoptimise?
+        _cb_r = _centry(a, b)                      # C (csrc/entry.c): every scalar
+        if _cb_r is not _FALL:                     # signature's type test, unboxing,
+            if _cb_r is _DEOPT:                    # native call and boxing
+                _take()                            # (the deopt's line)
                 return _deopt((a, b))
-            return r
+            return _cb_r
         return _generic((a, b), {})
 
 The required parameters are the function's own, so Python binds the arguments
@@ -27,8 +24,9 @@ with the same message (the code object carries the function's name). Parameters 
 defaults take a sentinel and are filled from the defaults tuple, which is checked to be
 still the function's: assigning ``f.__defaults__`` takes effect, as in CPython (giving
 defaults to a function that had none is not seen by calls that omit them). Only scalar
-specialisations with a fast entry appear; every other call takes the generic path,
-which is also where compilation happens.
+specialisations with a fast entry go through the C entry, and array ones with a direct
+call (`direct_supported`); every other call takes the generic path, which is also
+where compilation happens.
 """
 
 from __future__ import annotations
@@ -40,6 +38,10 @@ from .typing.specialize import MISSING as ABSENT
 from .typing.types import BOOL, FLOAT, INT, ArrayType, Type
 
 MISSING = object()
+#: What the C entry returns when no signature matches (or an int is beyond int64), and
+#: when native code handed the call back (csrc/entry.c).
+FALL = object()
+DEOPT = object()
 _PYTYPE: dict[Type, type] = {INT: int, FLOAT: float, BOOL: bool}
 
 
@@ -75,7 +77,7 @@ def observed_source() -> str:
 
 def fast_source(
     pyfunc: pytypes.FunctionType,
-    natives: list[tuple[tuple[Type, ...], Type, Any, Any]],
+    entry: Any,
     guards: list[Any],
     ns: dict[str, Any],
     defaults: tuple[Any, ...] | None,
@@ -83,8 +85,8 @@ def fast_source(
 ) -> str:
     """Source of the fast path; fills `ns` with the objects it refers to.
 
-    `natives` holds (argtypes, return type, cffi trampoline, its target) per fast
-    specialisation; `guards` the global guards that every call must check; `defaults`
+    `entry` is the C entry (`lower.runtime.Entry`) of the scalar specialisations, or
+    None; `guards` the global guards that every call must check; `defaults`
     the defaults to bind, checked on every call to still be the function's; `direct`
     (argtypes, `dispatcher._Native`) per array specialisation called without the
     generic path (see `direct_supported`).
@@ -114,21 +116,15 @@ def fast_source(
         lookup = f"getattr(_g{k}, _n{k}, _ABSENT)" if g.is_attr else f"_g{k}.get(_n{k}, _ABSENT)"
         lines.append(f"    if {lookup} is not _o{k}:")
         lines.append(f"        return _generic({args}, {{}})")
-    for s, (argtypes, ret, trampoline, target) in enumerate(natives):
-        ns[f"_f{s}"], ns[f"_p{s}"] = trampoline, target
-        checks = []
-        for i, (p, t) in enumerate(zip(params, argtypes)):
-            ns[f"_t{s}_{i}"] = _PYTYPE[t]
-            checks.append(f"type({p}) is _t{s}_{i}")
-        lines.append(f"    if {' and '.join(checks) or 'True'}:")
-        lines.append("        try:")
-        lines.append(f"            r = _f{s}(_p{s}{''.join(', ' + p for p in params)})")
-        lines.append("        except OverflowError:")
-        lines.append(f"            return _generic({args}, {{}})")
-        sentinel = "r != r" if ret == FLOAT else "r == -9223372036854775808"
-        lines.append(f"        if {sentinel} and _take():")
+    if entry is not None:
+        # The scalar signatures, all at once, in C (csrc/entry.c).
+        ns["_centry"], ns["_FALL"], ns["_DEOPT"] = entry, FALL, DEOPT
+        lines.append(f"    _cb_r = _centry({', '.join(params)})")
+        lines.append("    if _cb_r is not _FALL:")
+        lines.append("        if _cb_r is _DEOPT:")
+        lines.append("            _take()")
         lines.append(f"            return _deopt({args})")
-        lines.append("        return r != 0" if ret == BOOL else "        return r")
+        lines.append("        return _cb_r")
     for s, (argtypes, native) in enumerate(direct):
         lines.extend(_direct_call(s, params, argtypes, native, ns, args))
     lines.append(f"    return _generic({args}, {{}})")

@@ -16,7 +16,7 @@ from .._runtime import ffi, lib  # type: ignore[import-not-found]
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 7
+ABI_VERSION = 8
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -102,3 +102,21 @@ RESUME_SLOTS = int(lib.CB_RESUME_SLOTS)
 def take_deopt_resume() -> tuple[int, object]:
     """The resume point of this thread's last deoptimisation (0: none) and its words."""
     return int(lib.cb_take_deopt_resume()), lib.cb_deopt_slots()
+
+
+def _entry_type() -> type:
+    """The type of the C call path into native code (csrc/entry.c). The runtime makes
+    it with CPython's C API and hands it over as a pointer, which cffi cannot turn into
+    an object itself."""
+    import ctypes
+
+    address = int(ffi.cast("uintptr_t", lib.cb_entry_type()))
+    if not address:
+        raise ImportError("cuvil_bc._runtime could not make its entry type")
+    return ctypes.cast(address, ctypes.py_object).value  # type: ignore[no-any-return]
+
+
+#: ``Entry(nparams, fall, deopt)``: a callable that runs a call's native signature, or
+#: returns `fall` (no signature matches) or `deopt` (native code handed the call back);
+#: ``entry.set([(types, codes, ret, release_gil, target address, target), ...])``.
+Entry = _entry_type()
