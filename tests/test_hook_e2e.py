@@ -295,3 +295,17 @@ def test_a_loop_free_leaf_is_compiled_only_into_its_callers(tmp_path: Path) -> N
     assert rows["eval_a"]["status"] == "interpreted" and "loop-free leaf" in rows["eval_a"]["reason"], rows["eval_a"]
     assert rows["row"]["status"] == "native" and rows["row"]["calls_native"] > 0, rows["row"]
     assert rows["fib"]["status"] == "native", rows["fib"]
+
+
+def test_arguments_that_cannot_compile_load_no_compiler(tmp_path: Path) -> None:
+    # Issue 16: the first hot function loaded the compiler and LLVM on the program's
+    # thread (about a third of a second), only to find that its arguments (a class's
+    # instances) cannot compile. The argument types alone tell.
+    plain = run(["objects.py"])
+    out = tmp_path / "report.json"
+    # In the background, as users run it (the test suite compiles synchronously).
+    hooked = run(["-X", "importhook", "cuvil_bc", "objects.py"], env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_SYNC": "0"})
+    same(plain, hooked)
+    assert "llvmlite loaded: False" in hooked.stdout
+    row = report(out)["manhattan"]
+    assert row["status"] == "unsupported" and row["reason"] == "argument of type Point, Point", row

@@ -46,7 +46,9 @@ from .rewrite import LEAF, FunctionInfo
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
 
-Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None"]
+#: (record, its code, the arguments of the call that made it hot or None, and the
+#: reason it cannot compile when the arguments already tell: then nothing is loaded).
+Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None", str]
 
 
 class Record:
@@ -217,8 +219,11 @@ class Runtime:
         args: tuple[Any, ...] | None = tuple(f_locals[n] for n in names if n in f_locals)
         if len(args) != len(names):  # type: ignore[arg-type]
             args = None  # a parameter was deleted: compile lazily, on the next call
-        job = (record, code, args)
-        if self.options.sync:
+        refused = uncompilable_arguments(args) if args is not None else ""
+        job = (record, code, args, refused)
+        if self.options.sync or refused:
+            # (Giving up is quick, and takes as long in the worker, which holds the
+            # GIL for it too: done here, the counters go at once.)
             self.compile(*job)
             return
         if not self.compiler_loaded:
@@ -286,11 +291,10 @@ class Runtime:
         if reason.startswith("internal"):
             self.warn(f"{record.info.module}.{record.info.qualname} runs interpreted: {reason}")
 
-    def compile(self, record: Record, code: types.CodeType, args: tuple[Any, ...] | None) -> None:
+    def compile(self, record: Record, code: types.CodeType, args: tuple[Any, ...] | None, refused: str = "") -> None:
         from .. import observe
         from ..counters import NativeCall
         from ..decode.counting import trampoline, without_counters
-        from ..dispatcher import Dispatcher, argument_key
 
         record.calls_before_native = record.calls_counted()
         functions = [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
@@ -301,6 +305,12 @@ class Runtime:
         # would tick for the rest of the run). The copy that the dispatcher falls back
         # to, and the trampoline's body, are the code as written.
         plain = without_counters(code)
+        if refused:  # (without loading the compiler: a third of a second)
+            self.fail(record, refused)
+            self._swap(functions, code, plain)
+            return
+        from ..dispatcher import Dispatcher, argument_key
+
         # Functions made from this code differ at most in their defaults, and a trampoline
         # passes every argument explicitly: one dispatcher serves them all.
         copy = _copy(functions[0], plain)
@@ -400,6 +410,18 @@ class _Raising:
             raise error
         finally:
             del error  # no cycle through this frame's traceback
+
+
+#: Argument types that may compile (the dispatcher decides): besides these, NumPy's.
+_MAYBE = frozenset({int, float, bool, type(None), tuple})
+
+
+def uncompilable_arguments(args: tuple[Any, ...]) -> str:
+    """Why a call with `args` cannot compile, when their types alone tell ("" if they
+    may compile): an instance of a class, a list, a str... The dispatcher's own test
+    (`Dispatcher._compile_for`) words it the same way."""
+    bad = [type(a).__name__ for a in args if type(a) not in _MAYBE and type(a).__module__ != "numpy"]
+    return "argument of type " + ", ".join(bad) if bad else ""
 
 
 def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:

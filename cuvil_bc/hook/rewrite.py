@@ -69,17 +69,20 @@ def not_a_candidate(code: types.CodeType) -> str:
 
 
 def _calls_program_functions(fn: object) -> bool:
-    """Whether `fn` (IR) calls a global that is not a builtin: possibly a function of
-    the program, whose work (recursion included) may be worth a native call. Calls
-    of attributes (``math.sqrt``) and of builtins (``abs``) are library calls."""
+    """Whether `fn` (IR) may call a function of the program, whose work (recursion
+    included) may be worth a native call: a global that is not a builtin, or a method
+    of a value (``v.dot(w)``). Builtins (``abs``) and attributes of globals, such as a
+    module's functions (``math.sqrt``), are library calls."""
     import builtins
 
     from ..ir import ops as O
 
-    return any(
-        isinstance(op, O.Call) and isinstance(op.func, O.LoadGlobal) and not hasattr(builtins, op.func.name)
-        for op in fn.ops()  # type: ignore[attr-defined]
-    )
+    def library(func: object) -> bool:
+        if isinstance(func, O.LoadGlobal):
+            return hasattr(builtins, func.name)
+        return isinstance(func, O.LoadAttr) and isinstance(func.obj, O.LoadGlobal)
+
+    return any(isinstance(op, O.Call) and not library(op.func) for op in fn.ops())  # type: ignore[attr-defined]
 
 
 def instrument_module(code: types.CodeType, module: str) -> tuple[types.CodeType, list[FunctionInfo]]:
