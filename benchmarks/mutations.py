@@ -19,7 +19,7 @@ asks whether the test suite notices. Each mutant changes one site of the source 
 
 Sites are found with `ast` (one mutant per site), so new guards are picked up without
 editing this file. The mutants run in a temporary copy of the package and its tests
-(``cuvil_bc/``, including the built ``_runtime.abi3.so``, ``tests/``, ``pyproject.toml``):
+(``cuvil_bc/``, including the built ``_runtime*.so``, ``tests/``, ``pyproject.toml``):
 other engineers work in the repository's tree concurrently, so it is never written to,
 not even through ``.git`` (no ``git worktree``). ``PYTHONPATH`` points at the copy, which
 then shadows the editable install (setuptools' editable finder sits at the end of

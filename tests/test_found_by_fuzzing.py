@@ -357,3 +357,35 @@ def test_a_nan_constant_and_an_absolute_value_keep_cpythons_nan_sign() -> None:
         for x in (math.inf, -math.inf, math.nan, 2.5) + (() if expr.startswith("math.nan") else (-math.nan,)):
             check(f, x)
         assert native_ran(f), expr
+
+
+def test_llvm_prints_nothing_on_stderr(capfd) -> None:  # type: ignore[no-untyped-def]
+    # A buffered strip asks LLVM to unroll its loop completely; here jump threading
+    # gave the loop two latches, the unroll failed, and LLVM printed "warning: loop not
+    # unrolled" straight to the process's stderr (array:4251260060:3141, reduced).
+    f = compile_source(
+        """
+        def f(a, x):
+            c1 = a.copy()
+            s4 = x
+            for i6 in range(len(c1)):
+                s4 = min(s4, a[i6])
+                c1[i6] = a[-1 - i6]
+            return s4
+        """
+    )
+    check(f, np.array([0.0, 8.0, 6.0, -9.0, 3.0]), 2.0)
+    assert native_ran(f)
+    assert capfd.readouterr().err == ""
+
+
+def test_what_others_write_to_stderr_while_llvm_optimizes_is_kept(capfd) -> None:  # type: ignore[no-untyped-def]
+    import os
+
+    from cuvil_bc.lower.jit import _MISSED, _missed_unrolls_unheard
+
+    with _missed_unrolls_unheard():
+        os.write(2, b"the program's own line\n")
+        os.write(2, _MISSED + b" the optimizer was unable to perform the requested transformation\n")
+        os.write(2, b"and another\n")
+    assert capfd.readouterr().err == "the program's own line\nand another\n"

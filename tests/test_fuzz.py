@@ -63,3 +63,29 @@ def test_a_nan_sign_that_cpython_changes_when_it_specializes_is_not_a_finding() 
     assert run_program(prog).finding is None
     flipped = Program("scalar", "scalar:test:1", "def f(x1):\n    return -x1\n", ["args = (math.nan,)"])
     assert run_program(flipped).finding is None  # the same sign both ways: compared, and equal
+
+
+def test_output_on_file_descriptor_2_is_a_finding(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # LLVM printed "loop not unrolled" warnings straight to the process's stderr,
+    # which a program's user sees; the fuzzers compared only Python-level warnings.
+    import os
+
+    from cuvil_bc.fuzz import runner
+    from cuvil_bc.fuzz.program import Program
+
+    real = runner.load
+
+    def noisy(prog):  # type: ignore[no-untyped-def]
+        ref, compiled = real(prog)
+
+        def wrapped(*args):  # type: ignore[no-untyped-def]
+            os.write(2, b"warning: <unknown>:0:0: loop not unrolled\n")
+            return compiled(*args)
+
+        wrapped.explain, wrapped.stats = compiled.explain, compiled.stats  # type: ignore[attr-defined]
+        return ref, wrapped
+
+    monkeypatch.setattr(runner, "load", noisy)
+    prog = Program("scalar", "scalar:test:2", "def f(x):\n    return x + 1\n", ["args = (1,)"])
+    finding = runner.run_program(prog).finding
+    assert finding is not None and finding.key.startswith("stderr: warning"), finding

@@ -23,6 +23,8 @@ from __future__ import annotations
 import math
 import os
 import re
+import sys
+import tempfile
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -62,20 +64,33 @@ class Run:
     args: tuple[Any, ...]
     warnings: list[tuple[type, str]]
     where: str = ""  # the innermost frame's file when it raised
+    stderr: str = ""  # what the call wrote to file descriptor 2 (LLVM's diagnostics, say)
 
 
 def run(fn: Any, args: tuple[Any, ...], strict: bool) -> Run:
-    """Call `fn(*args)` under the warnings filter "error" (`strict`) or "always"."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("error" if strict else "always")
+    """Call `fn(*args)` under the warnings filter "error" (`strict`) or "always",
+    catching what it writes to file descriptor 2: C and C++ code (LLVM) writes there
+    directly, where a program's user would see it."""
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as err, warnings.catch_warnings(record=True) as caught:
+        os.dup2(err.fileno(), 2)
         try:
-            result = Run("ok", fn(*args), args, [])
-        except Exception as e:  # noqa: BLE001 - the exception is the result being compared
-            tb = e.__traceback__
-            while tb is not None and tb.tb_next is not None:
-                tb = tb.tb_next
-            where = tb.tb_frame.f_code.co_filename if tb is not None else ""
-            result = Run("raise", (type(e), str(e)), args, [], where)
+            warnings.simplefilter("error" if strict else "always")
+            try:
+                result = Run("ok", fn(*args), args, [])
+            except Exception as e:  # noqa: BLE001 - the exception is the result being compared
+                tb = e.__traceback__
+                while tb is not None and tb.tb_next is not None:
+                    tb = tb.tb_next
+                where = tb.tb_frame.f_code.co_filename if tb is not None else ""
+                result = Run("raise", (type(e), str(e)), args, [], where)
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+        err.seek(0)
+        result.stderr = err.read().decode(errors="replace")
     result.warnings = [(w.category, str(w.message)) for w in caught]
     return result
 
@@ -231,6 +246,9 @@ def run_program(prog: Program) -> Result:
             if ices and internal is None:
                 internal = Finding("internal", "internal: " + _ice_key(ices[0]), ices[0] + "\n" + detail, k, strict)
             key = compare(ref, got)
+            if key is None and got.stderr != ref.stderr:
+                key = "stderr: " + normalise(got.stderr.strip().splitlines()[0] if got.stderr.strip() else "(nothing)")
+                detail += f"\nstderr: CPython {ref.stderr!r}; cuvil_bc {got.stderr!r}"
             if key == "value: NaN sign" and (_both_nan_signs(prog.source + block) or _specializing_changes(ref_fn, block, strict, ref)):
                 # Which NaN `nan + -nan` gives is the C compiler's choice, and CPython's
                 # own answer changes once its interpreter specializes the op: not

@@ -50,7 +50,8 @@ class JIT:
         mod.verify()
         pto = llvm.create_pipeline_tuning_options(speed_level=2)
         pb = llvm.create_pass_builder(self.tm, pto)
-        with _tuned_options():
+        quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
+        with _tuned_options(), quiet:
             pb.getModulePassManager().run(mod, pb)
         _check_externals(mod, self.defined)
         optimized = str(mod)
@@ -116,6 +117,41 @@ def _tuned_options() -> Iterator[None]:
             if _options_users == 0:
                 for _, off in _OPTIONS:
                     llvm.set_option("", off)
+
+
+#: The loop metadata of a buffered strip (lower/strips.py), which asks LLVM to unroll
+#: it completely.
+_FORCED_UNROLL = "llvm.loop.unroll.full"
+_MISSED = b"warning: <unknown>:0:0: loop not unrolled:"
+_stderr_lock = threading.Lock()
+
+
+@contextlib.contextmanager
+def _missed_unrolls_unheard() -> Iterator[None]:
+    """Keep LLVM's "loop not unrolled" warnings off the process's stderr while it
+    optimizes a module with a forced unroll. LLVM prints them to file descriptor 2
+    itself, where the program's user would see them (found by the fuzzers: a strip
+    whose loop LLVM's jump threading had given two latches). The strip then runs
+    rolled, which is slower, not wrong. What anything else writes to stderr meanwhile
+    (another thread of the program) is written out after the optimization, in order."""
+    import sys
+    import tempfile
+
+    with _stderr_lock, tempfile.TemporaryFile() as held:
+        for stream in (sys.stderr, sys.__stderr__):
+            if stream is not None:
+                stream.flush()
+        saved = os.dup(2)
+        os.dup2(held.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            held.seek(0)
+            kept = b"".join(line for line in held.read().splitlines(keepends=True) if not line.startswith(_MISSED))
+            while kept:
+                kept = kept[os.write(2, kept) :]
 
 
 #: Address space LLVM may need for one compile. LLVM aborts the process when an
