@@ -46,6 +46,16 @@ def same(plain: subprocess.CompletedProcess[str], hooked: subprocess.CompletedPr
     assert hooked.returncode == plain.returncode
 
 
+def hooked_like_plain(program: str, tmp_path: Path, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess[str], dict[str, dict[str, object]]]:
+    """Run `program` plain and under ``-X importhook cuvil_bc``; check that the two
+    behave the same; return the hooked run and its report's rows."""
+    plain = run([program])
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", program], env={"CUVIL_BC_REPORT": str(out), **(env or {})})
+    same(plain, hooked)
+    return hooked, report(out)
+
+
 def test_startup_hook_is_installed() -> None:
     # The README's install puts cuvil_bc-hook.pth in site-packages; without it the
     # first activation form cannot work (CPython would try to open a file 'cuvil_bc').
@@ -274,11 +284,7 @@ def test_script_path_with_dotdot(form: str, tmp_path: Path) -> None:
 def test_decided_functions_stop_counting(tmp_path: Path) -> None:
     # Issue 16: a function the hook gave up on kept its counters (a call and a loop
     # tick each) for the rest of the run, and a native one fell back to counted code.
-    plain = run(["decided.py"])
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", "decided.py"], env={"CUVIL_BC_REPORT": str(out)})
-    same(plain, hooked)
-    found = report(out)
+    _, found = hooked_like_plain("decided.py", tmp_path)
     assert found["numeric"]["status"] == "native" and found["uses_dict"]["status"] == "unsupported", found
 
 
@@ -287,11 +293,7 @@ def test_a_loop_free_leaf_is_compiled_only_into_its_callers(tmp_path: Path) -> N
     # loop-free leaf's body saves, so the hook leaves it interpreted; a loop calling it
     # compiles it with itself, and a loop-free function that calls the program's own
     # (recursion) is compiled.
-    plain = run(["leaves.py"])
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", "leaves.py"], env={"CUVIL_BC_REPORT": str(out)})
-    same(plain, hooked)
-    rows = report(out)
+    _, rows = hooked_like_plain("leaves.py", tmp_path)
     assert rows["eval_a"]["status"] == "interpreted" and "loop-free leaf" in rows["eval_a"]["reason"], rows["eval_a"]
     assert rows["row"]["status"] == "native" and rows["row"]["calls_native"] > 0, rows["row"]
     assert rows["fib"]["status"] == "native", rows["fib"]
@@ -301,11 +303,8 @@ def test_arguments_that_cannot_compile_load_no_compiler(tmp_path: Path) -> None:
     # Issue 16: the first hot function loaded the compiler and LLVM on the program's
     # thread (about a third of a second), only to find that its arguments (a class's
     # instances) cannot compile. The argument types alone tell.
-    plain = run(["objects.py"])
-    out = tmp_path / "report.json"
     # In the background, as users run it (the test suite compiles synchronously).
-    hooked = run(["-X", "importhook", "cuvil_bc", "objects.py"], env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_SYNC": "0"})
-    same(plain, hooked)
+    hooked, rows = hooked_like_plain("objects.py", tmp_path, env={"CUVIL_BC_SYNC": "0"})
     assert "llvmlite loaded: False" in hooked.stdout
-    row = report(out)["manhattan"]
+    row = rows["manhattan"]
     assert row["status"] == "unsupported" and row["reason"] == "argument of type Point, Point", row

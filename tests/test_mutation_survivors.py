@@ -85,3 +85,19 @@ def test_adjacent_views_are_not_overlapping() -> None:
 
     check_with(f, make)
     assert f.stats["deopts"] == 0 and native_ran(f)
+
+
+def test_a_shift_of_zero_beyond_the_width_is_zero() -> None:
+    # A NumPy shift by a count beyond the dtype's width gives 0, or -1 for >> of a
+    # negative value: not for >> of zero.
+    f = build("def f(a, n):\n    return a[0] >> n\n")
+    for value in (0, 5, -5):
+        check(f, np.array([value], np.int8), 70)
+    assert native_ran(f)
+
+
+def test_arange_up_to_two_to_the_52_does_not_deopt() -> None:
+    f = build("def f(n):\n    return np.arange(n, n + 3)\n")
+    for n in (2**52 - 3, 5):  # stop is 2**52: the largest the guard lets through
+        check(f, n)
+    assert f.stats["deopts"] == 0 and native_ran(f)

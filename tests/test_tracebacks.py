@@ -62,12 +62,8 @@ def test_an_uncaught_exception_under_the_hook_prints_cpythons_traceback() -> Non
 def test_a_caught_exception_under_the_hook_has_cpythons_traceback(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # The trampoline's own frame showed between the caller and the function (at the
     # line after `def`) in a traceback the program formats itself.
-    from .test_hook_e2e import report, run, same
+    from .test_hook_e2e import hooked_like_plain
 
-    plain = run(["caught.py"])
-    assert plain.stdout.count("Traceback") == 3, plain.stdout + plain.stderr
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", "caught.py"], env={"CUVIL_BC_REPORT": str(out)})
-    same(plain, hooked)
-    found = report(out)
+    hooked, found = hooked_like_plain("caught.py", tmp_path)
+    assert hooked.stdout.count("Traceback") == 3, hooked.stdout + hooked.stderr
     assert found["root"]["status"] == "native" and found["bump"]["status"] == "native", found
