@@ -25,6 +25,7 @@ from . import observe, resume
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
+from .typing.arguments import refusal
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 from .warn import internal_warning
 
@@ -300,7 +301,7 @@ class Dispatcher:
         if not all(isinstance(t, _COMPILABLE) for t in argtypes):
             # Remembered under the key, so `explain()` says why and later calls with
             # such arguments go straight to the interpreter.
-            self._failed[key] = "argument of type " + ", ".join(
+            self._failed[key] = refusal(
                 str(k) if isinstance(k, Uncompilable) else getattr(k, "__name__", str(k))
                 for k in key
                 if not isinstance(k, _COMPILABLE) and k not in _SCALARS

@@ -39,6 +39,7 @@ from typing import Any, Iterator, Sequence
 
 from .. import originals
 from ..counters import Counter, live
+from ..typing import arguments
 from ..warn import internal_warning
 from .options import Options
 from .rewrite import LEAF, FunctionInfo
@@ -219,7 +220,7 @@ class Runtime:
         args: tuple[Any, ...] | None = tuple(f_locals[n] for n in names if n in f_locals)
         if len(args) != len(names):  # type: ignore[arg-type]
             args = None  # a parameter was deleted: compile lazily, on the next call
-        refused = uncompilable_arguments(args) if args is not None else ""
+        refused = arguments.refused(args) if args is not None else ""
         job = (record, code, args, refused)
         if self.options.sync or refused:
             # (Giving up is quick, and takes as long in the worker, which holds the
@@ -410,18 +411,6 @@ class _Raising:
             raise error
         finally:
             del error  # no cycle through this frame's traceback
-
-
-#: Argument types that may compile (the dispatcher decides): besides these, NumPy's.
-_MAYBE = frozenset({int, float, bool, type(None), tuple})
-
-
-def uncompilable_arguments(args: tuple[Any, ...]) -> str:
-    """Why a call with `args` cannot compile, when their types alone tell ("" if they
-    may compile): an instance of a class, a list, a str... The dispatcher's own test
-    (`Dispatcher._compile_for`) words it the same way."""
-    bad = [type(a).__name__ for a in args if type(a) not in _MAYBE and type(a).__module__ != "numpy"]
-    return "argument of type " + ", ".join(bad) if bad else ""
 
 
 def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:

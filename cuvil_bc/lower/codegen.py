@@ -10,7 +10,6 @@ and the result written as 64-bit words (see `ltypes.py`).
 
 from __future__ import annotations
 
-import math
 from typing import Protocol
 
 from llvmlite import ir
@@ -111,17 +110,6 @@ def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value]) ->
     result) read a NaN, in whatever code ran next."""
     same = isinstance(b.function, ir.Function) and b.function.return_value.type == callee.return_value.type
     return b.call(callee, args, tail=None if same else "notail")
-
-
-def _nan_sign_folded(x: float) -> bool:
-    """Whether LLVM's folding of this float constant changes the sign of a NaN
-    (see `Emitter.opaque_constant`): an infinity (``inf - inf`` is -nan on x86-64,
-    LLVM folds it to +nan where constants meet: an inlined callee, a select); a NaN
-    (LLVM folds ``x - nan`` to the constant, where the processor returns `x` when it
-    is a NaN too); and the constants LLVM turns into a negation (``x * -1.0``,
-    ``x / -1.0`` and ``-0.0 - x`` become ``-x``, which flips a NaN that the
-    processor passes on)."""
-    return math.isinf(x) or math.isnan(x) or x == -1.0 or (x == 0.0 and math.copysign(1.0, x) < 0)
 
 
 class FunctionLowering:
@@ -338,8 +326,8 @@ class FunctionLowering:
     def get(self, v: O.Value) -> Typed:
         t = value_type(v)
         if isinstance(v, O.Const):
-            if t == FLOAT and _nan_sign_folded(v.value):  # type: ignore[arg-type]
-                return self.em.opaque_constant(ir.Constant(F64, v.value)), t
+            if t == FLOAT:
+                return self.em.float_constant(float(v.value)), t  # type: ignore[arg-type]
             return const(v.value, t), t
         if isinstance(v, O.Undef):
             return ir.Constant(I8, 0), t

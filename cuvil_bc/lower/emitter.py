@@ -16,8 +16,8 @@ harmless operand when the flag's condition holds.
 
 from __future__ import annotations
 
+import math
 import platform
-
 from typing import TYPE_CHECKING, Callable
 
 from llvmlite import ir
@@ -137,29 +137,31 @@ class Emitter:
         """`value` (a double) through an empty inline asm: LLVM cannot fold or rewrite
         what it computes with, and it costs no instruction. Where LLVM's folding would
         make a NaN of another sign than the processor's (see `opaque_constant`)."""
-        if _FLOAT_REGISTER is None:
+        register = _FLOAT_REGISTER if value.type == F64 else "r"
+        if register is None:
             return value
-        return self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={_FLOAT_REGISTER},0", [value], False)
+        return self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={register},0", [value], False)
 
     def opaque_constant(self, value: ir.Constant) -> ir.Value:
-        """A double or i64 constant that LLVM cannot see, computed once in the entry
-        block (an empty inline asm: no instruction at run time).
+        """A double or i64 constant that LLVM cannot see (`opaque_float`), computed
+        once, in the entry block.
 
         LLVM treats the sign of a NaN that arithmetic makes as unspecified, and folds
-        accordingly; CPython's is the processor's, and `math.copysign` shows it. So
-        an infinity whose operations make NaNs (``inf - inf`` is -nan on x86-64,
-        LLVM folds it to +nan) and the sign mask of a negation (`negate`) are hidden
-        from LLVM's folder."""
-        found = self._opaque.get((str(value.type), value.constant))
+        accordingly; CPython's is the processor's, and `math.copysign` shows it. So the
+        float constants of `nan_sign_folded` and the sign masks of `negate` and
+        `absolute` are hidden from LLVM's folder."""
+        key = (str(value.type), value.constant)
+        found = self._opaque.get(key)
         if found is None:
-            register = _FLOAT_REGISTER if value.type == F64 else "r"
-            if register is None:
-                return value
             with self.builder.goto_block(self.alloca_block):
                 self.builder.position_at_start(self.alloca_block)
-                found = self.builder.asm(ir.FunctionType(value.type, [value.type]), "", f"={register},0", [value], False)
-            self._opaque[(str(value.type), value.constant)] = found
+                found = self._opaque[key] = self.opaque_float(value)
         return found
+
+    def float_constant(self, x: float) -> ir.Value:
+        """A double constant, hidden from LLVM where its folding would change the sign
+        of a NaN (`nan_sign_folded`)."""
+        return self.opaque_constant(ir.Constant(F64, x)) if nan_sign_folded(x) else ir.Constant(F64, x)
 
     def negate(self, x: ir.Value) -> ir.Value:
         """``-x`` for a double, flipping the sign bit as CPython's C does, NaN
@@ -294,9 +296,8 @@ class Emitter:
         if t == BOOL:
             return self.builder.uitofp(val, F64)
         assert t == INT, t
-        if isinstance(val, ir.Constant) and val.constant == -1:
-            # LLVM would make x * -1.0 an fneg (see `opaque_constant`): x /= -1
-            return self.opaque_constant(ir.Constant(F64, -1.0))
+        if isinstance(val, ir.Constant):  # (x /= -1: LLVM makes x * -1.0 an fneg)
+            return self.float_constant(float(val.constant))
         return self.builder.sitofp(val, F64)
 
     def coerce(self, val: ir.Value, src: Type, dst: Type) -> ir.Value:
@@ -380,6 +381,16 @@ def _fits(src: Type, dst: Type) -> bool:
     if isinstance(src, TupleType) and isinstance(dst, TupleType):
         return len(src.items) == len(dst.items) and all(_fits(s, d) for s, d in zip(src.items, dst.items))
     return False
+
+
+def nan_sign_folded(x: float) -> bool:
+    """Whether LLVM's folding of this float constant changes the sign of a NaN: an
+    infinity (``inf - inf`` is -nan on x86-64, LLVM folds it to +nan where constants
+    meet: an inlined callee, a select); a NaN (LLVM folds ``x - nan`` to the constant,
+    where the processor returns `x` when it is a NaN too); and the constants LLVM turns
+    into a negation (``x * -1.0``, ``x / -1.0`` and ``-0.0 - x`` become ``-x``, which
+    flips a NaN that the processor passes on)."""
+    return math.isinf(x) or math.isnan(x) or x == -1.0 or (x == 0.0 and math.copysign(1.0, x) < 0)
 
 
 #: The inline-asm constraint letter of a floating-point register on this machine.
