@@ -306,7 +306,7 @@ class Runtime:
         # would tick for the rest of the run). The copy that the dispatcher falls back
         # to, and the trampoline's body, are the code as written.
         plain = without_counters(code)
-        if refused:  # (without loading the compiler: a third of a second)
+        if refused:  # (without loading the compiler and LLVM: ~65 ms)
             self.fail(record, refused)
             self._swap(functions, code, plain)
             return
