@@ -18,6 +18,8 @@ from cuvil_bc.testing import check, compile_source, native_ran
 LOOPS = {
     "while": ("def f(n):\n    i = 0\n    t = 0\n    while i < n:\n        t = (t * 3 + i) % 1000003\n        i += 1\n    return t\n", (10**10,), (1000,)),
     "nested ranges": ("def f(n):\n    t = 0.0\n    for i in range(n):\n        for j in range(1000):\n            t += (i * j) % 7\n    return t\n", (10**7,), (3,)),
+    "innermost range": ("def f(n):\n    t = 0\n    for i in range(n):\n        t += i % 7\n    return t\n", (10**10,), (100000,)),
+    "innermost range, writes": ("def f(a, n):\n    for i in range(n):\n        a[0] = a[0] * 0.5 + 1.0\n    return 0\n", (np.zeros(2), 3 * 10**9), (np.zeros(2), 100000)),
     "writes": ("def f(a, n):\n    for k in range(n):\n        for i in range(len(a)):\n            a[i] = a[i] + 1.0\n    return 0\n", (np.zeros(100), 10**8), (np.zeros(4), 3)),
 }
 

@@ -10,6 +10,7 @@ and the result written as 64-bit words (see `ltypes.py`).
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Protocol
 
 from llvmlite import ir
@@ -49,6 +50,28 @@ class CalleeResolver(Protocol):
 #: Native call depth beyond which a call is handed back to CPython (which then applies
 #: its own recursion limit). Small enough for any thread's C stack.
 MAX_DEPTH = 2000
+
+#: Iterations of an innermost range loop between two tests for signals: long enough
+#: that the test and the restart of the vectorized loop cost nothing measurable, short
+#: enough that Ctrl-C stops even a loop of 5 µs iterations within 100 ms.
+CHUNK = 16384
+
+
+@dataclass
+class Chunked:
+    """An innermost ``for ... in range(...)`` loop that runs in chunks of `CHUNK`
+    iterations. Entries into the loop go to `block`, which sets `limit` (the iterator's
+    remaining count at which the chunk ends) and enters the header. The header's
+    ForIter goes on while `remaining != limit`, a test with a trip count that LLVM can
+    vectorize; at a chunk's end the loop exits if nothing remains, and otherwise tests
+    for signals and goes back to `block` (`end`, the edge's source). The header's
+    phis take their values from outside the loop through phis in `block`."""
+
+    block: ir.Block
+    body: set[BasicBlock]  # the loop's blocks: edges from the others enter through `block`
+    limit: ir.Value  # an alloca
+    end: ir.Block | None = None
+    phi_map: dict[ir.PhiInstr, ir.PhiInstr] = field(default_factory=dict)  # header phi -> its twin in `block`
 
 
 def function_type(argtypes: tuple[Type, ...], ret: Type) -> ir.FunctionType:
@@ -167,9 +190,9 @@ class FunctionLowering:
         for block in order:
             self.blocks[block] = self.em.block(block.name)
         self.plan_latches(order)
-        self.polled = self.plan_signal_polls()
+        self.polled, self.chunks = self.plan_signal_polls()
         self.signals_at_entry: ir.Value | None = None
-        if self.polled:
+        if self.polled or self.chunks:
             with self.em.builder.goto_block(self.em.alloca_block):
                 self.signals_at_entry = self.signal_count()
         if not self.fn.writes and any(
@@ -238,8 +261,11 @@ class FunctionLowering:
             for pred, _ in phi.incoming:
                 if pred in self.blocks:
                     vals, blk = self.phi_inputs[(phi, pred)]
+                    chunked = self.chunks.get(phi.block)  # type: ignore[arg-type]
                     if latch is not None and pred in latch[1]:
                         llphis_here = self.latch_phis(phi, llphis, latch[0])
+                    elif chunked is not None and pred not in chunked.body:
+                        llphis_here = [self.chunk_phi(llphi, chunked) for llphi in llphis]
                     else:
                         llphis_here = llphis
                     for llphi, val in zip(llphis_here, vals):
@@ -250,6 +276,8 @@ class FunctionLowering:
             if not latch.is_terminated:  # a header without phis
                 with self.em.builder.goto_block(latch):
                     self.em.builder.branch(self.blocks[header])
+        for header, chunked in self.chunks.items():
+            self.start_chunk(header, chunked)
         return self.llfn
 
     def assemble_phis(self) -> None:
@@ -947,9 +975,23 @@ class FunctionLowering:
             state = self.get(op.iterator)[0]
             field = lambda i: b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])  # noqa: E731
             remaining = b.load(field(2))
-            more = b.icmp_unsigned("!=", remaining, em.i64(0))
             step_block = em.block("foriter.next")
-            b.cbranch(more, step_block, target(op.exit))
+            chunked = self.chunks.get(block)
+            if chunked is None:
+                b.cbranch(b.icmp_unsigned("!=", remaining, em.i64(0)), step_block, target(op.exit))
+            else:
+                end = em.block(f"chunk.end.{block.name}")
+                b.cbranch(b.icmp_unsigned("!=", remaining, b.load(chunked.limit)), step_block, end)
+                b.position_at_end(end)
+                for phi in op.exit.phis():  # they take their values from here, not the header
+                    if (phi, block) in self.phi_inputs and op.exit not in edges:
+                        self.phi_inputs[(phi, block)] = (self.phi_inputs[(phi, block)][0], end)
+                more = em.block(f"chunk.next.{block.name}")
+                b.cbranch(b.icmp_unsigned("==", remaining, em.i64(0)), target(op.exit), more)
+                b.position_at_end(more)
+                self.poll_signals()
+                b.branch(chunked.block)
+                chunked.end = b.block
             b.position_at_end(step_block)
             cur = b.load(field(0))
             b.store(cur, field(3))
@@ -1004,7 +1046,7 @@ class FunctionLowering:
                 refcount.incref(b, val, t)
             for v in drops:
                 refcount.decref(b, self.values[v], v.type)  # type: ignore[arg-type]
-            b.branch(self.blocks[succ])
+            b.branch(self.target(succ, pred))
         return edge
 
     def target(self, succ: BasicBlock, pred: BasicBlock) -> ir.Block:
@@ -1014,24 +1056,63 @@ class FunctionLowering:
         latch = self.latches.get(succ)
         if latch is not None and pred in latch[1]:
             return latch[0]
+        chunked = self.chunks.get(succ)
+        if chunked is not None and pred not in chunked.body:
+            return chunked.block
         return self.blocks[succ]
 
-    def plan_signal_polls(self) -> set[BasicBlock]:
-        """The loop headers that test for signals (Ctrl-C) on every iteration: all but
-        those of innermost ``for ... in range(...)`` loops. Those end by themselves,
-        and a test in them would keep LLVM from vectorizing them; the loop around
-        them, if any, tests. A while loop, which may never end, always tests."""
+    def plan_signal_polls(self) -> tuple[set[BasicBlock], dict[BasicBlock, "Chunked"]]:
+        """The loop headers that test for signals (Ctrl-C) on every iteration, and the
+        innermost ``for ... in range(...)`` loops that test once per `CHUNK`
+        iterations instead: a test on every iteration would keep LLVM from
+        vectorizing them (see `Chunked`). A loop that runs in strips (strips.py) tests
+        at its header, which it reaches once per strip."""
         from .untested import natural_loops
 
         loops = natural_loops(self.fn)
         polled: set[BasicBlock] = set()
+        chunks: dict[BasicBlock, Chunked] = {}
         for h, body in loops.items():
             term = h.terminator
             innermost = not (body & loops.keys() - {h})
-            if innermost and isinstance(term, O.ForIter) and value_type(term.iterator) == RANGE_ITER:
-                continue
-            polled.add(h)
-        return polled
+            if (
+                innermost
+                and h not in self.strips
+                and isinstance(term, O.ForIter)
+                and value_type(term.iterator) == RANGE_ITER
+                and all(isinstance(op, (O.Phi, O.Checkpoint, O.ForIter)) for op in h.ops)
+            ):
+                chunks[h] = Chunked(self.em.block(f"chunk.{h.name}"), body, self.em.alloca(I64))
+            else:
+                polled.add(h)
+        return polled, chunks
+
+    def chunk_phi(self, llphi: ir.PhiInstr, chunked: Chunked) -> ir.PhiInstr:
+        """The twin of a chunked loop header's phi in its chunk block (created on first
+        use): it merges the values from outside the loop with the header phi's own at
+        the end of a chunk, and feeds the header phi."""
+        found = chunked.phi_map.get(llphi)
+        if found is None:
+            assert chunked.end is not None and all(isinstance(i, ir.PhiInstr) for i in chunked.block.instructions)
+            with self.em.builder.goto_block(chunked.block):
+                found = self.em.builder.phi(llphi.type)
+            found.add_incoming(llphi, chunked.end)
+            llphi.add_incoming(found, chunked.block)
+            chunked.phi_map[llphi] = found
+        return found
+
+    def start_chunk(self, header: BasicBlock, chunked: Chunked) -> None:
+        """The chunk block's code after its phis: the next chunk ends `CHUNK`
+        iterations on, or where the iterator does."""
+        b = self.em.builder
+        term = header.terminator
+        assert isinstance(term, O.ForIter)
+        with b.goto_block(chunked.block):
+            state = self.get(term.iterator)[0]
+            remaining = b.load(b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, 2)]))
+            long = b.icmp_unsigned(">", remaining, self.em.i64(CHUNK))
+            b.store(b.select(long, b.sub(remaining, self.em.i64(CHUNK)), self.em.i64(0)), chunked.limit)
+            b.branch(self.blocks[header])
 
     def signal_count(self) -> ir.Value:
         """The runtime's count of signals so far (`cb_signal_generation`, which its

@@ -198,7 +198,9 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     ran = b.phi(I1)  # some group has run since the header was entered
     ran.add_incoming(ir.Constant(I1, 0), before)
     enough = b.icmp_unsigned(">=", b.load(field(2)), em.i64(WIDTH))
-    b.cbranch(b.and_(enough, b.not_(b.load(failed))), group, leave)
+    # A signal (Ctrl-C) ends the groups: the header, which tests for it, comes next.
+    quiet = b.icmp_unsigned("==", lw.signal_count(), lw.signals_at_entry)
+    b.cbranch(b.and_(b.and_(enough, quiet), b.not_(b.load(failed))), group, leave)
 
     b.position_at_end(leave)
     b.cbranch(ran, back, done)

@@ -135,8 +135,8 @@ def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
         lo, hi = -(-imax // c), min(imin // c, imax)
     b = em.builder
     # x outside [lo, hi], as one unsigned compare: (x - lo) >u (hi - lo).
-    shifted = b.sub(x, em.i64(lo))
-    em.deopt_if(b.icmp_unsigned(">", shifted, em.i64(hi - lo)))
+    em.deopt_if(b.icmp_signed("<", x, em.i64(lo)))
+    em.deopt_if(b.icmp_signed(">", x, em.i64(hi)))
     # (In a strip the guard only sets a flag: no nsw, whose overflow would be poison.)
     return b.mul(x, em.i64(c), flags=["nsw"] if em.strip is None else [])
 
