@@ -145,7 +145,6 @@ def import_cost(rounds: int) -> tuple[float, float]:
 def counting_cost() -> tuple[float, float, float | None]:
     """(ns per call, ns per loop iteration) that the counter adds, and on 3.12+ the
     ns per call of counting with a sys.monitoring PY_START callback instead."""
-    import itertools
     import types
 
     from cuvil_bc.counters import Counter, live
@@ -163,7 +162,7 @@ def counting_cost() -> tuple[float, float, float | None]:
     def cold() -> Counter:
         # A cold counter, as the hook makes one (hook/hot.py): it never reaches its
         # trigger here.
-        return Counter(next, itertools.chain.from_iterable([itertools.repeat(None, 10**12)]))
+        return Counter(10**12, None)
 
     counters = {key: cold() for key in ("bench:f", "bench:f@loop", "bench:g", "bench:g@loop")}
     fc = types.FunctionType(live(add_counters(f.__code__, "bench:f", "bench:f@loop"), counters), {})

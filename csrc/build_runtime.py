@@ -35,6 +35,7 @@ extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 void *cb_entry_type(void);
+int cb_publish_types(void);
 """
 
 #: Trampolines for the dispatcher's fast path: ``cb_call_<params>_<ret>(target, ...)``
@@ -83,7 +84,7 @@ ffibuilder.cdef(CDEF + _DECLS)
 ffibuilder.set_source(
     "cuvil_bc._runtime",
     '#include "runtime.h"\n' + _DEFS,
-    sources=[os.path.relpath(os.path.join(HERE, name)) for name in ("runtime.c", "entry.c")],
+    sources=[os.path.relpath(os.path.join(HERE, name)) for name in ("runtime.c", "entry.c", "counter.c")],
     # entry.c uses CPython's full C API (vectorcall, PyFloat_AS_DOUBLE): one build
     # per Python version, not the stable ABI.
     py_limited_api=False,

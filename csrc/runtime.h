@@ -62,6 +62,8 @@ int32_t cb_peek_deopt_line(void);
 cb_word cb_call_any(int index, cb_fast_target *t, const cb_word *a);
 /* The type of the C entry (entry.c), as a PyObject *; NULL if it could not be made. */
 void *cb_entry_type(void);
+/* Puts the runtime's Python types (the hook's Counter, counter.c) into the module; 0 or -1. */
+int cb_publish_types(void);
 int32_t cb_abi_version(void);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */

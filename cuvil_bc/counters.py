@@ -4,8 +4,8 @@ Counted code reaches them through constants of its own code objects, never throu
 name: a function pickled by value (cloudpickle, as joblib and dask do) carries its code
 and only the globals that code names, and must run exactly as the original would in a
 process without the hook, where no name of ours exists. So each object pickles as a
-harmless builtin: a `Counter` as ``NoneType`` (whose call does nothing but return
-None), a `NativeCall` as None (which the trampoline tests for before using it: it then
+harmless builtin: a `Counter` as ``NoneType`` (whose truth, all a tick asks for, is
+plain True), a `NativeCall` as None (which the trampoline tests for before using it: it then
 runs the function's own code).
 
 The hook's cache is marshal, which cannot hold these objects: on disk a counter is the
@@ -15,22 +15,29 @@ Kept apart from the bytecode machinery, which only a cache miss needs.
 
 from __future__ import annotations
 
-import functools
 import sys
 import types
-from typing import Any, Mapping
+
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any, Mapping
 
 MARK = "__cuvil_bc_counter__"  # first item of a placeholder
 
 
-class Counter(functools.partial):  # type: ignore[type-arg]
-    """``Counter(next, iterator)``: a call advances `iterator`. A C-level call (no Python
-    frame), so a tick costs a constant load and one call."""
+def _counter_type() -> type:
+    from . import _runtime
 
-    __slots__ = ()
+    if _runtime.lib.cb_publish_types() != 0:
+        raise ImportError("cuvil_bc._runtime could not make its Counter type")
+    return _runtime.Counter  # type: ignore[attr-defined, no-any-return]
 
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type, (None,))  # NoneType: calling it does nothing
+
+#: ``Counter(left, trigger)``: counted code ticks it with ``not counter``, which CPython
+#: runs as a C slot (csrc/counter.c): a tick costs a constant load and a few ns. Its
+#: `ticks` count every tick; the tick that brings `left` to zero calls `trigger()`.
+#: Pickled, a counter is ``NoneType``.
+Counter = _counter_type()
 
 
 class NativeCall:

@@ -514,6 +514,12 @@ def _stack_depth() -> int:
 _PLAIN = frozenset(_SCALARS)
 
 
+def argument_types(args: tuple[Any, ...]) -> tuple[Type, ...] | None:
+    """The compiler's types of `args`, or None when one of them does not compile."""
+    argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in argument_key(args))
+    return argtypes if all(isinstance(t, _COMPILABLE) for t in argtypes) else None  # type: ignore[return-value]
+
+
 def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
     """What selects a specialisation: each argument's type (a tuple's item types, an
     array's dtype and dimensions; `Uncompilable` for a tuple that cannot be compiled)."""

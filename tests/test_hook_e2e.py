@@ -308,3 +308,35 @@ def test_arguments_that_cannot_compile_load_no_compiler(tmp_path: Path) -> None:
     assert "llvmlite loaded: False" in hooked.stdout
     row = rows["manhattan"]
     assert row["status"] == "unsupported" and row["reason"] == "argument of type Point, Point", row
+
+
+def test_the_front_end_runs_only_for_functions_that_get_hot(tmp_path: Path) -> None:
+    # Issue 16: rewriting a module ran every function through decode/cfg/ir at import
+    # (~20 ms of imports, then a few ms a module), and a hot function whose body could
+    # not compile loaded LLVM before that was found. Now the rewrite reads flags and
+    # opcodes only; the front end and type inference run when a counted function gets
+    # hot, and refuse there what cannot compile.
+    program = tmp_path / "lazy.py"
+    program.write_text(
+        "import sys\n\n\n"
+        "def once(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n\n\n"
+        "def tried(n):\n    d = {0: 1, 1: 2}\n    t = 0\n    for i in range(n):\n        t += d[i % 2]\n    return t\n\n\n"
+        "print(once(10))\n"
+        "print(sorted(m for m in sys.modules if m.startswith('cuvil_bc.') and m.split('.')[1] in ('cfg', 'ir', 'lower')))\n"
+        "class Box:\n    def __init__(self, v):\n        self.v = v\n\n\n"
+        "def boxes(n):\n    t = 0\n    for i in range(n):\n        t += Box(i).v\n    return t\n\n\n"
+        "for k in range(300):\n    tried(3)\n    boxes(3)\n"
+        "print(tried(5), boxes(5))\n"
+        "print('llvmlite' in sys.modules)\n"
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    assert plain.stdout.splitlines()[:2] == ["45", "[]"], plain.stdout
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)  # the script saw none of the compiler's modules before a function got hot
+    rows = report(out)
+    assert rows["once"]["status"] == "interpreted" and rows["once"]["reason"].startswith("not hot"), rows["once"]
+    assert rows["tried"]["status"] == "unsupported" and "lazy.py:12:" in str(rows["tried"]["reason"]), rows["tried"]
+    # Type inference refuses `boxes` for its int argument before LLVM loads (the script
+    # prints whether llvmlite was imported, as plain CPython: False).
+    assert rows["boxes"]["status"] == "unsupported" and "Box" in str(rows["boxes"]["reason"]), rows["boxes"]

@@ -2,8 +2,8 @@
 prefix that turns a hot function's code into a trampoline.
 
 Both are bytecode, so they live here, with the only code that knows the Python version.
-Their instructions are taken from CPython itself: the counter from compiling ``x()``
-(3.11 adds a ``PRECALL``; 3.13 pushes the NULL after the callable, not before), the
+Their instructions are taken from CPython itself: the counter from compiling ``not x``
+(3.13 adds a ``TO_BOOL``), inserted with `rawcode` (no bytecode library at import), the
 prefix from ``if x is not None: return x.function(params...)``, with the local ``x`` then
 replaced by a constant (`cuvil_bc/counters.py` says why a constant and not a name).
 
@@ -15,25 +15,44 @@ from __future__ import annotations
 
 import types
 from functools import lru_cache
-from typing import Any, Sequence
 
-import bytecode
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 from ..counters import Counter, NativeCall, is_placeholder, placeholder
+from . import rawcode
+
+if TYPE_CHECKING:
+    import bytecode  # noqa: F401
 
 _CALLEE = "__cuvil_bc_callee__"  # the template's local that becomes the constant
+_LOAD_CONST = rawcode.opcode.opmap["LOAD_CONST"]
+_RESUME = rawcode.opcode.opmap["RESUME"]
+#: Jumps that close a loop: a counter goes before each (not the ``_NO_INTERRUPT`` one of
+#: ``yield from`` and ``await``, which only generators and coroutines have).
+_LOOP_JUMPS = frozenset(op for op in rawcode._BACKWARD if "NO_INTERRUPT" not in rawcode.opcode.opname[op])
+#: What a counter puts on the stack at most: itself.
+_COUNTER_DEPTH = 1
 
 
 @lru_cache(maxsize=1)
-def _template() -> tuple[tuple[bytecode.Instr, ...], int]:
-    """The counter's instructions, and the position of the callee's load among them."""
-    ns: dict[str, object] = {}
-    exec(compile(f"def _t({_CALLEE}):\n    {_CALLEE}()\n", "<cuvil_bc>", "exec"), ns)
-    instrs = [i for i in bytecode.Bytecode.from_code(ns["_t"].__code__) if isinstance(i, bytecode.Instr)]  # type: ignore[attr-defined]
-    start = next(k for k, i in enumerate(instrs) if i.name == "RESUME") + 1
-    end = next(k for k, i in enumerate(instrs) if i.name == "POP_TOP")
-    counter = tuple(instrs[start : end + 1])
-    return counter, next(k for k, i in enumerate(counter) if i.name == "LOAD_FAST")
+def _template() -> tuple[tuple[tuple[int, int], ...], int]:
+    """The counter's instructions (opcode, argument), and the position of the counter's
+    load among them: the units after ``RESUME`` of ``def _t(x): not x``, up to its
+    ``POP_TOP``. ``not`` asks the counter for its truth, a C slot: no call at all."""
+    ns: dict[str, Any] = {}
+    exec(compile(f"def _t({_CALLEE}):\n    not {_CALLEE}\n", "<cuvil_bc>", "exec"), ns)
+    instrs = rawcode.instructions(ns["_t"].__code__)
+    names = [rawcode.opcode.opname[i.op] for i in instrs]
+    body = instrs[names.index("RESUME") + 1 : names.index("POP_TOP") + 1]
+    at = next(k for k, i in enumerate(body) if rawcode.opcode.opname[i.op].startswith("LOAD_FAST"))
+    return tuple((i.op, i.arg) for i in body), at
+
+
+def _counter_units(const_index: int) -> bytes:
+    template, at = _template()
+    return b"".join(rawcode.encode(_LOAD_CONST, const_index) if k == at else rawcode.encode(op, arg) for k, (op, arg) in enumerate(template))
 
 
 def is_counter_constant(value: object) -> bool:
@@ -44,8 +63,10 @@ def is_counter_constant(value: object) -> bool:
 
 def counter_positions(items: Sequence[Any]) -> set[int]:
     """The indices in `items` (a `bytecode.Bytecode`) of the counters' instructions."""
+    import bytecode
+
     template, at = _template()
-    names = ["LOAD_CONST" if k == at else i.name for k, i in enumerate(template)]
+    names = ["LOAD_CONST" if k == at else rawcode.opcode.opname[op] for k, (op, _) in enumerate(template)]
     found: set[int] = set()
     for n, item in enumerate(items):
         if not (isinstance(item, bytecode.Instr) and item.name == "LOAD_CONST" and is_counter_constant(item.arg)):
@@ -57,43 +78,58 @@ def counter_positions(items: Sequence[Any]) -> set[int]:
     return found
 
 
-def _counter(callee: object, lineno: int | None) -> list[bytecode.Instr]:
-    template, at = _template()
-    return [
-        bytecode.Instr("LOAD_CONST", callee, lineno=lineno) if k == at else bytecode.Instr(i.name, i.arg, lineno=lineno)
-        for k, i in enumerate(template)
-    ]
-
-
 def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeType:
     """`code` with the counter for `key` right after its ``RESUME`` (one tick a call)
     and the counter for `loop_key` before each backward jump (one tick a loop
-    iteration). Each counter has the line of the instruction it sits beside (the
-    jump, the first one after ``RESUME``), so no instruction starts a line that did not start one
-    before: a trace function sees exactly the line events of the code as written.
-    (Without a line, the jump after a loop counter started its line again: one
-    extra ``line`` event per iteration.) Each leaves the stack as it found it.
-    They call placeholders, which `counters.live` replaces (the result is marshalled
-    into the hook's cache first).
-    """
-    abstract = bytecode.Bytecode.from_code(code)
-    items = list(abstract)
-    out: list[object] = []
-    entry_done = False
-    for n, item in enumerate(items):
-        if isinstance(item, bytecode.Instr) and item.name in ("JUMP_BACKWARD", "JUMP_ABSOLUTE"):
-            out.extend(_counter(placeholder(loop_key), item.lineno))
-        out.append(item)
-        if not entry_done and isinstance(item, bytecode.Instr) and item.name == "RESUME":
-            # The line of the first instruction after RESUME (which starts no line).
-            after = next((i.lineno for i in items[n + 1 :] if isinstance(i, bytecode.Instr)), None)
-            out.extend(_counter(placeholder(key), after))
-            entry_done = True
-    abstract[:] = out
-    return _to_code(abstract, code)
+    iteration; a jump to the backward jump runs its counter too). Each counter has the
+    line of the instruction it sits beside (the jump, the first one after ``RESUME``),
+    so no instruction starts a line that did not start one before: a trace function
+    sees exactly the line events of the code as written. Each leaves the stack as it
+    found it. They call placeholders, which `counters.live` replaces (the result is
+    marshalled into the hook's cache first). Everything else stays byte for byte as it
+    was (`rawcode`)."""
+    instrs = rawcode.instructions(code)
+    positions = list(code.co_positions())
+    consts = code.co_consts + (placeholder(key),)
+    inserts = []
+    entry = next(n for n, i in enumerate(instrs) if i.op == _RESUME) + 1
+    line = positions[instrs[entry].start // 2 + instrs[entry].prefixes][0]
+    inserts.append(rawcode.Insert(entry, _counter_units(len(consts) - 1), (line, line, None, None), targeted=False))
+    loops = [n for n, i in enumerate(instrs) if i.op in _LOOP_JUMPS]
+    if loops:
+        consts += (placeholder(loop_key),)
+        units = _counter_units(len(consts) - 1)
+        for n in loops:
+            line = positions[instrs[n].start // 2 + instrs[n].prefixes][0]
+            inserts.append(rawcode.Insert(n, units, (line, line, None, None), targeted=True))
+    return rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=code.co_stacksize + _COUNTER_DEPTH)
 
 
-def _to_code(abstract: bytecode.Bytecode, original: types.CodeType) -> types.CodeType:
+def without_counters(code: types.CodeType) -> types.CodeType:
+    """`code` as it was before `add_counters` (nested code objects keep theirs: they
+    are other functions). What a function gets back once the hook has decided about
+    it, so that it stops paying for counting."""
+    template, at = _template()
+    ops = [op for op, _ in template]
+    ops[at] = _LOAD_CONST
+    instrs = rawcode.instructions(code)
+    consts = code.co_consts
+    drop: set[int] = set()
+    for n, i in enumerate(instrs):
+        if i.op != _LOAD_CONST or not is_counter_constant(consts[i.arg]):
+            continue
+        first = n - at
+        if first >= 0 and [j.op for j in instrs[first : first + len(ops)]] == ops:
+            drop.update(range(first, first + len(ops)))
+    if not drop:
+        return code
+    kept = len(consts)
+    while kept and is_counter_constant(consts[kept - 1]):
+        kept -= 1  # add_counters appended them
+    return rawcode.relayout(code, [], drop, co_consts=consts[:kept], co_stacksize=code.co_stacksize - _COUNTER_DEPTH)
+
+
+def _to_code(abstract: "bytecode.Bytecode", original: types.CodeType) -> types.CodeType:
     """`abstract` assembled, keeping `original`'s local variables in their order.
     (`bytecode` numbers the locals that are not parameters by first use: on 3.13 the
     code's ``co_varnames``, and so ``locals()``, came out in another order.)"""
@@ -105,19 +141,6 @@ def _to_code(abstract: bytecode.Bytecode, original: types.CodeType) -> types.Cod
         abstract.argnames = params
     assert code.co_varnames[: len(original.co_varnames)] == original.co_varnames, code.co_varnames
     return code
-
-
-def without_counters(code: types.CodeType) -> types.CodeType:
-    """`code` as it was before `add_counters` (nested code objects keep theirs: they
-    are other functions). What a function gets back once the hook has decided about
-    it, so that it stops paying for counting."""
-    abstract = bytecode.Bytecode.from_code(code)
-    items = list(abstract)
-    drop = counter_positions(items)
-    if not drop:
-        return code
-    abstract[:] = [item for k, item in enumerate(items) if k not in drop]
-    return _to_code(abstract, code)
 
 
 _BODY = "__cuvil_bc_body__"  # the template's statement that the function's body replaces
@@ -148,6 +171,8 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     )
     ns: dict[str, Any] = {}
     exec(compile(source, "<cuvil_bc>", "exec"), ns)
+    import bytecode
+
     template = list(bytecode.Bytecode.from_code(ns["_t"].__code__))
     instrs = [(k, i) for k, i in enumerate(template) if isinstance(i, bytecode.Instr)]
     start = next(k for k, i in instrs if i.name == "RESUME") + 1

@@ -14,7 +14,7 @@ infos of the other functions, which only a report reads.
 A file is used only while everything it was built from is as it was:
 
 * the *fingerprint* digests the sources of the cuvil_bc modules that decide what a file
-  holds (`SHAPERS`), cuvil_bc's and bytecode's versions and CPython's bytecode magic, so
+  holds (`SHAPERS`), cuvil_bc's version and CPython's bytecode magic, so
   a file written by any other build is out of date, whatever its name says;
 * the *basis* ties the file to the code it is a rewrite of, which is the code CPython
   would run. For an imported module that is its normal ``.pyc`` (CPython reads or writes
@@ -51,7 +51,10 @@ import struct
 import sys
 import types
 import warnings
-from typing import Any
+
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any
 
 from .. import __version__
 from ..counters import is_placeholder
@@ -74,17 +77,9 @@ SHAPERS = (
     "hook/rewrite.py",
     "decode/__init__.py",
     "decode/counting.py",
-    "decode/decoder.py",
-    "decode/instrs.py",
+    "decode/rawcode.py",
+    "decode/scan.py",
     "decode/versions.py",
-    "cfg/__init__.py",
-    "cfg/graph.py",
-    "ir/__init__.py",
-    "ir/builder.py",
-    "ir/function.py",
-    "ir/ops.py",
-    "ir/printer.py",
-    "ir/verifier.py",
 )
 
 # A script's basis: the flags of a checked hash-based .pyc (PEP 552).
@@ -129,23 +124,11 @@ def fingerprint() -> bytes:
     global _fingerprint
     if _fingerprint is None:
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        parts = [MAGIC, importlib.util.MAGIC_NUMBER, __version__.encode(), _contents(_bytecode_version())]
+        parts = [MAGIC, importlib.util.MAGIC_NUMBER, __version__.encode()]
         for name in SHAPERS:
             parts += [name.encode(), _contents(os.path.join(package, name))]
         _fingerprint = importlib.util.source_hash(b"".join(struct.pack("<Q", len(p)) + p for p in parts))
     return _fingerprint
-
-
-def _bytecode_version() -> str | None:
-    """The file that holds the version of the `bytecode` package, which assembles the
-    counted code (found, not imported: a warm start does not need it)."""
-    try:
-        spec = importlib.util.find_spec("bytecode")
-    except (ImportError, ValueError):
-        return None
-    if spec is None or spec.origin is None:
-        return None
-    return os.path.join(os.path.dirname(spec.origin), "version.py")
 
 
 def _contents(path: str | None) -> bytes:
@@ -192,7 +175,7 @@ def load(source: str, module: str, source_bytes: bytes | None = None) -> tuple[t
             raise _Refused("it is truncated")
         _, fp, basis, _ = _HEADER.unpack_from(data)
         if fp != fingerprint():
-            raise _Stale  # another cuvil_bc, bytecode or Python wrote it
+            raise _Stale  # another cuvil_bc or Python wrote it
         if basis != (script_basis(source_bytes) if source_bytes is not None else _pyc_header(source, normal)):
             raise _Stale  # the code CPython would run is not the code this file rewrote
         payload = _unmarshal(data)

@@ -3,11 +3,9 @@ behind the report.
 
 Counters. Each counted function's code holds two `Counter` constants (see
 `cuvil_bc/counters.py` and `decode/counting.py`): one ticked per call, one per loop
-iteration. A counter advances an `itertools.chain.from_iterable` over its `_Phases`:
-first an `itertools.repeat` that yields None `threshold` (or `loop_threshold`) times,
-then, once that is used up, `_Phases` triggers and hands over an endless iterator
-(`itertools.count` for calls, which the report reads; `itertools.repeat` for loops).
-All are C iterators, so a tick costs a constant load and a C call.
+iteration. A counter is C (csrc/counter.c): a tick adds one to its `ticks` (which the
+report reads), and the first tick past its `threshold` (or `loop_threshold`) calls
+`Runtime._trigger`, once.
 
 Hot. The trigger runs once per function: it notes the argument values of the call (the
 frame's parameters) and compiles, on a background thread unless ``sync``. Compiling
@@ -28,21 +26,23 @@ from __future__ import annotations
 
 import _thread
 import collections
+import functools
 import gc
-import itertools
-import operator
 import os
 import sys
 import types
 import weakref
-from typing import Any, Iterator, Sequence
+
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any, Sequence
 
 from .. import originals
 from ..counters import Counter, live
 from ..typing import arguments
 from ..warn import internal_warning
 from .options import Options
-from .rewrite import LEAF, FunctionInfo
+from .rewrite import CHOSEN, FunctionInfo, front_end_reason
 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
@@ -57,11 +57,6 @@ class Record:
 
     def __init__(self, info: FunctionInfo) -> None:
         self.info = info
-        # Calls through the counter: those taken from `cold` (an itertools.repeat of
-        # `threshold` Nones: no int is made per call), then the count of `calls`.
-        self.cold: Any = None
-        self.threshold = 0
-        self.calls: Any = itertools.count(0)
         self.hot = False  # the trigger has run
         self.call_counter: Counter | None = None
         self.loop_counter: Counter | None = None
@@ -73,8 +68,7 @@ class Record:
         self.swapped: list[tuple["weakref.ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
 
     def calls_counted(self) -> int:
-        cold = self.threshold - operator.length_hint(self.cold) if self.cold is not None else 0
-        return cold + int(repr(self.calls)[6:-1])
+        return self.call_counter.ticks if self.call_counter is not None else 0
 
     def row(self) -> dict[str, Any]:
         native = sum(int(d.stats["native_calls"]) for d in self.dispatchers)
@@ -202,13 +196,20 @@ class Runtime:
     def _new_record(self, info: FunctionInfo) -> Record:
         record = Record(info)
         self.records[info.key] = record
-        record.threshold = self.options.threshold
-        record.cold = itertools.repeat(None, record.threshold)
-        calls = _Phases(self, record, by_call=True, cold=record.cold, hot=record.calls)
-        record.call_counter = Counter(next, itertools.chain.from_iterable(calls))
-        loops = _Phases(self, record, by_call=False, cold=itertools.repeat(None, self.options.loop_threshold), hot=itertools.repeat(None))
-        record.loop_counter = Counter(next, itertools.chain.from_iterable(loops))
+        # (The tick after `threshold` of them triggers.)
+        record.call_counter = Counter(self.options.threshold + 1, functools.partial(self._trigger, record, True))
+        record.loop_counter = Counter(self.options.loop_threshold + 1, functools.partial(self._trigger, record, False))
         return record
+
+    def _trigger(self, record: Record, by_call: bool) -> None:
+        """Called by a counter (C) at its threshold, from the counted function's tick:
+        frame 1 is that function's. A KeyboardInterrupt or SystemExit (Ctrl-C while a
+        compile runs on the program's thread) is the program's: it propagates from the
+        tick. Anything else is an internal error, which never disturbs the program."""
+        try:
+            self.on_hot(record, sys._getframe(1), by_call)
+        except Exception as e:  # noqa: BLE001
+            self.fail(record, f"internal error: {type(e).__name__}: {e}")
 
     def on_hot(self, record: Record, frame: types.FrameType, by_call: bool) -> None:
         if record.hot:
@@ -221,6 +222,16 @@ class Runtime:
         if len(args) != len(names):  # type: ignore[arg-type]
             args = None  # a parameter was deleted: compile lazily, on the next call
         refused = arguments.refused(args) if args is not None else ""
+        if not refused:
+            # Only now the front end, then type inference for these arguments: most
+            # counted functions never get this far, and one that cannot compile is
+            # given up before LLVM loads (~45 ms).
+            try:
+                refused = front_end_reason(code)
+                if not refused and args is not None:
+                    refused = _typing_reason(frame, code, args)
+            except Exception as e:  # noqa: BLE001 (never break the program)
+                refused = f"internal error in the front end: {type(e).__name__}: {e}"
         job = (record, code, args, refused)
         if self.options.sync or refused:
             # (Giving up is quick, and takes as long in the worker, which holds the
@@ -288,7 +299,7 @@ class Runtime:
     # -- compiling ------------------------------------------------------------------
 
     def fail(self, record: Record, reason: str) -> None:
-        record.status, record.reason = "unsupported", reason
+        record.status, record.reason = "interpreted" if reason in CHOSEN else "unsupported", reason
         if reason.startswith("internal"):
             self.warn(f"{record.info.module}.{record.info.qualname} runs interpreted: {reason}")
 
@@ -352,65 +363,32 @@ class Runtime:
                 continue
             seen.add(info.key)
             rows.append(
-                {"module": info.module, "qualname": info.qualname, "status": "interpreted" if info.reason == LEAF else "unsupported", "reason": info.reason,
+                {"module": info.module, "qualname": info.qualname, "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
                  "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0}
             )
         return rows
 
 
-class _Phases:
-    """What a counter's `itertools.chain.from_iterable` goes through: `cold`, then,
-    after triggering the record (unless the other counter did), `hot`, which never ends."""
+def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any, ...]) -> str:
+    """Why type inference refuses the hot function for these arguments ("" when it
+    types, or when the compiler is busy on the worker: that compile is then tried).
+    It types a stand-in function over the code as written, in the frame's globals; the
+    compile itself types the dispatcher's copy again (a few ms)."""
+    from ..compiler import COMPILER
+    from ..decode.counting import without_counters
+    from ..dispatcher import argument_types
+    from ..errors import CompileError
 
-    def __init__(self, runtime: Runtime, record: Record, by_call: bool, cold: Iterator[Any], hot: Iterator[Any]) -> None:
-        self.runtime = runtime
-        self.record = record
-        self.by_call = by_call  # the call counter's (else: the loop counter's)
-        self.cold: Iterator[Any] | None = cold
-        self.hot = hot
-
-    def __iter__(self) -> "_Phases":
-        return self
-
-    def __next__(self) -> Iterator[Any]:
-        if self.cold is not None:
-            cold, self.cold = self.cold, None
-            return cold
-        if self.record.hot:
-            return self.hot
-        if self.by_call:
-            next(self.hot)  # this call: counted before the trigger reads the count
-        try:
-            # Frame 1 is the counted function's: the chain and the counter are C.
-            self.runtime.on_hot(self.record, sys._getframe(1), self.by_call)
-        except Exception as e:  # noqa: BLE001 (an internal error: never disturb the program)
-            self.runtime.fail(self.record, f"internal error: {type(e).__name__}: {e}")
-        except BaseException as e:
-            # KeyboardInterrupt or SystemExit (Ctrl-C while a compile runs on the
-            # program's thread) is the program's: it propagates, from this tick's
-            # iterator. Raised here, by the chain's source, it would end the chain for
-            # good. The record is hot: the next tick comes back for `hot`.
-            return _Raising(e)
-        return iter((None,))  # this tick; the chain asks again for the next one
-
-
-class _Raising:
-    """An iterator whose first item raises `error`, and that then ends."""
-
-    def __init__(self, error: BaseException) -> None:
-        self.error: BaseException | None = error
-
-    def __iter__(self) -> "_Raising":
-        return self
-
-    def __next__(self) -> None:
-        error, self.error = self.error, None
-        if error is None:
-            raise StopIteration
-        try:
-            raise error
-        finally:
-            del error  # no cycle through this frame's traceback
+    argtypes = argument_types(args)
+    if argtypes is None or not COMPILER.lock.acquire(blocking=False):
+        return ""
+    try:
+        COMPILER.typed(types.FunctionType(without_counters(code), frame.f_globals), argtypes)
+    except CompileError as e:
+        return str(e)
+    finally:
+        COMPILER.lock.release()
+    return ""
 
 
 def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:

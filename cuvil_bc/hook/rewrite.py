@@ -1,24 +1,30 @@
 """Rewrite a module's code so that calls to its candidate functions are counted.
 
-Every function code object in the module (nested functions, methods and class bodies
-included) goes through the compiler's own `decode/`, `cfg/` and `ir/` layers. A
-function is a *candidate* when they accept it (no closure, generator, try/except, ...;
-the same checks that decide what compiles) and its IR has a loop or arithmetic.
-Candidates get the counters of `decode/counting.py`; every other code object is left
-byte-for-byte as it was. The result for each function, with the reason when it is not
-a candidate, goes into the report.
+Rewriting happens at every import (on a cold cache), so it must cost next to nothing:
+it reads only the code objects' flags and opcodes (`cheap_reason`). A function is
+counted unless it is a generator or coroutine, a closure, takes ``*args``, ``**kwargs``
+or keyword-only parameters, has neither a loop nor arithmetic, or has an instruction
+that the decoder never decodes (a dict display, an f-string, ``try``, ``with``: see
+`decode.scan`). Only when a counted
+function gets hot does the compiler's own front end (`decode/`, `cfg/`, `ir/`) decide
+whether it can compile at all (`front_end_reason`, from `hook/hot.py`): most functions
+never get hot, and the front end's import and work (~20 ms, then a few ms a module)
+would make short programs slower than plain CPython. Counted functions get the
+counters of `decode/counting.py`; every other code object is left byte-for-byte as it
+was. What became of each function, with the reason when it does not run natively,
+goes into the report.
 """
 
 from __future__ import annotations
 
+import collections
 import types
-from typing import NamedTuple
 
 from ..errors import CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
-FORMAT = 3
+FORMAT = 4
 
 #: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
 NOT_NUMERIC = "no loop or arithmetic"
@@ -29,33 +35,52 @@ NOT_NUMERIC = "no loop or arithmetic"
 #: still compile it with themselves.
 LEAF = "not compiled alone: a loop-free leaf (compiled into compiled callers)"
 
+#: Reasons that are the hook's choice, not a limit of the compiler: such functions are
+#: reported "interpreted", not "unsupported".
+CHOSEN = frozenset({NOT_NUMERIC, LEAF})
+
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 _VARARGS = 0x04 | 0x08
 _NEWLOCALS = 0x02
 
 
-class FunctionInfo(NamedTuple):
-    """One function code object of a rewritten module (kept in the cache)."""
+class FunctionInfo(collections.namedtuple("FunctionInfo", "key module qualname lineno candidate reason")):
+    """One function code object of a rewritten module (kept in the cache): `key` (str,
+    unique in the process: module, qualified name, first line), `module`, `qualname`
+    (str), `lineno` (int), `candidate` (bool: counted), `reason` (str: why it is not
+    counted, "" for counted functions). (A `typing.NamedTuple` would import typing,
+    ~5 ms of the hook's startup.)"""
 
-    key: str  # unique in the process: module, qualified name, first line
-    module: str
-    qualname: str
-    lineno: int
-    candidate: bool
-    reason: str  # why it is not a candidate ("" for candidates)
+    __slots__ = ()
 
 
-def not_a_candidate(code: types.CodeType) -> str:
-    """Why `code` cannot be compiled, or "" when it is a candidate."""
-    from ..cfg import build_cfg
-    from ..decode import decode
-    from ..ir import build_ir
-    from ..ir import ops as O
+def cheap_reason(code: types.CodeType) -> str:
+    """Why `code` is not worth counting, from its flags and opcodes alone
+    (`decode.scan`); "" when it may compile. The reasons are the front end's own."""
+    from ..decode import scan
 
     if code.co_flags & _GENERATOR_FLAGS:
         return "generator or coroutine"
     if code.co_flags & _VARARGS or code.co_kwonlyargcount:
         return "*args, **kwargs or keyword-only parameters"
+    if code.co_freevars or code.co_cellvars:
+        # (As the decoder says it. Counted, a closure made again by each call of the
+        # function around it would keep counting after the decision.)
+        return str(CompileError("closure", f"{code.co_filename}:{code.co_firstlineno}"))
+    if not scan.loop_or_arithmetic(code):
+        return NOT_NUMERIC
+    return scan.refused_construct(code)
+
+
+def front_end_reason(code: types.CodeType) -> str:
+    """Why the compiler's front end refuses `code` (a counted function; the decoder
+    drops its counters), or why compiling it alone would not pay; "" when it is
+    worth compiling."""
+    from ..cfg import build_cfg
+    from ..decode import decode
+    from ..ir import build_ir
+    from ..ir import ops as O
+
     try:
         cfg = build_cfg(decode(code))
         fn = build_ir(cfg)
@@ -101,7 +126,7 @@ def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], ke
         code = code.replace(co_consts=consts)
     if not is_function:
         return code  # module or class body: only its nested functions change
-    reason = not_a_candidate(code)
+    reason = cheap_reason(code)
     key = f"{module}:{code.co_qualname}:{code.co_firstlineno}"
     n = 1
     while key in keys:

@@ -5,7 +5,9 @@ given up without loading the compiler."""
 
 from __future__ import annotations
 
-from typing import Any, Iterable
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 #: Python types whose values may compile (the dispatcher decides, from their types);
 #: besides these, NumPy's arrays and scalars.

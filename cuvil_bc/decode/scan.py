@@ -1,0 +1,38 @@
+"""What a code object's opcodes alone say about it, without decoding it.
+
+The import hook asks this at every import (hook/rewrite.py), so it reads ``co_code``
+directly: its even bytes are the opcodes (inline caches read as zeros), and it imports
+nothing but `opcode` and `versions`. The decoder gives the same answers, later and at
+far greater cost.
+"""
+
+from __future__ import annotations
+
+import opcode
+import types
+
+from .versions import CONSTRUCTS
+
+#: Every backward jump (3.11 also has conditional ones): a loop closes with one.
+_LOOPS = frozenset(op for name, op in opcode.opmap.items() if "BACKWARD" in name)
+_NUMERIC = _LOOPS | {opcode.opmap["BINARY_OP"]}
+#: Instructions the decoder refuses, with what a user calls them. (Not MAKE_FUNCTION:
+#: the decoder names what it makes, a lambda or a comprehension, from its code.)
+_REFUSED = {opcode.opmap[name]: construct for name, construct in CONSTRUCTS.items() if name in opcode.opmap and name != "MAKE_FUNCTION"}
+
+
+def loop_or_arithmetic(code: types.CodeType) -> bool:
+    """Whether `code` has a loop or a binary operator (every one is a ``BINARY_OP``)."""
+    return not _NUMERIC.isdisjoint(code.co_code[::2])
+
+
+def refused_construct(code: types.CodeType) -> str:
+    """The decoder's refusal of the first instruction in `code` that it never decodes
+    (``file:line: construct``), or "" when there is none."""
+    ops = code.co_code[::2]
+    if _REFUSED.keys().isdisjoint(ops):
+        return ""
+    unit = next(k for k, op in enumerate(ops) if op in _REFUSED)
+    line = next(p[0] for k, p in enumerate(code.co_positions()) if k == unit)
+    where = line if line is not None else code.co_firstlineno
+    return f"{code.co_filename}:{where}: {_REFUSED[ops[unit]]}"

@@ -1,0 +1,157 @@
+"""The import hook's counters, put in and taken out as raw bytes (decode/rawcode.py,
+decode/counting.py), and the C counter they tick (csrc/counter.c).
+
+Counted code must behave exactly as the code CPython compiled: the same results and
+exceptions, the same line events for a tracer, the same exception handling (the
+exception table moves with the code). Taking the counters out must give back that
+code byte for byte."""
+
+from __future__ import annotations
+
+import dis
+import importlib
+import pickle
+import sys
+import types
+
+import pytest
+
+from cuvil_bc.counters import Counter, live
+from cuvil_bc.decode.counting import add_counters, without_counters
+from cuvil_bc.decode.rawcode import relayout
+
+STDLIB = ["argparse", "ast", "difflib", "inspect", "json.decoder", "textwrap", "statistics", "fractions", "email.message", "asyncio.tasks"]
+
+
+def _functions(code: types.CodeType):  # type: ignore[no-untyped-def]
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _functions(const)
+
+
+def _stdlib_codes() -> list[types.CodeType]:
+    codes = []
+    for name in STDLIB:
+        module = importlib.import_module(name)
+        with open(module.__file__) as f:  # type: ignore[arg-type]
+            codes += list(_functions(compile(f.read(), module.__file__, "exec")))  # type: ignore[arg-type]
+    return codes
+
+
+def _same(a: types.CodeType, b: types.CodeType) -> None:
+    assert a.co_code == b.co_code, a.co_qualname
+    assert list(a.co_positions()) == list(b.co_positions()), a.co_qualname
+    assert a.co_exceptiontable == b.co_exceptiontable, a.co_qualname
+    assert a.co_consts == b.co_consts and a.co_stacksize == b.co_stacksize, a.co_qualname
+
+
+def test_counters_come_out_byte_for_byte_on_the_standard_library() -> None:
+    codes = _stdlib_codes()
+    assert len(codes) > 500
+    for code in codes:
+        _same(relayout(code, [], set()), code)
+        counted = add_counters(code, "k", "k@loop")
+        assert counted.co_code != code.co_code
+        _same(without_counters(counted), code)
+
+
+def _live(code: types.CodeType) -> tuple[types.CodeType, Counter, Counter]:
+    calls, loops = Counter(10**9, None), Counter(10**9, None)
+    return live(add_counters(code, "k", "k@loop"), {"k": calls, "k@loop": loops}), calls, loops
+
+
+def _loops(n):  # type: ignore[no-untyped-def]
+    total = 0
+    for i in range(n):
+        if i % 3 == 0:
+            continue
+        j = i
+        while j > 0:
+            j //= 2
+            if j == 5:
+                break
+            total += j
+    return total
+
+
+def _handlers(n):  # type: ignore[no-untyped-def]
+    out = []
+    for i in range(n):
+        try:
+            try:
+                out.append(10 // (i % 4))
+            finally:
+                out.append(-i)
+        except ZeroDivisionError as e:
+            out.append(str(e))
+        with open(__file__) as f:
+            out.append(len(f.readline()))
+    return out
+
+
+def _long_body(n):  # type: ignore[no-untyped-def]
+    # A loop body far over 256 units: its back jump needs EXTENDED_ARG, more once counted.
+    t = 0
+    for i in range(n):
+        t += i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t -= i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t += i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t -= i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t += i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t -= i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t += i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 10
+        t -= i * 1 + i * 2 + i * 3 + i * 4 + i * 5 + i * 6 + i * 7 + i * 8 + i * 9 + i * 11
+        if t < -(10**6):
+            break
+    return t
+
+
+def _lines(f, arg):  # type: ignore[no-untyped-def]
+    events: list[tuple[str, int]] = []
+
+    def tracer(frame, event, _arg):  # type: ignore[no-untyped-def]
+        if frame.f_code.co_name == f.__code__.co_name:
+            events.append((event, frame.f_lineno))
+        return tracer
+
+    sys.settrace(tracer)
+    try:
+        result = f(arg)
+    except Exception as e:  # noqa: BLE001
+        result = repr(e)
+    finally:
+        sys.settrace(None)
+    return result, events
+
+
+@pytest.mark.parametrize("fn", [_loops, _handlers, _long_body])
+def test_counted_code_runs_and_traces_as_written(fn) -> None:  # type: ignore[no-untyped-def]
+    code, calls, loops = _live(fn.__code__)
+    assert any(i.arg > 255 for i in dis.get_instructions(code) if "JUMP" in i.opname) or fn is not _long_body
+    counted = types.FunctionType(code, fn.__globals__)
+    for n in (0, 1, 7, 40):
+        assert _lines(counted, n) == _lines(fn, n)
+        assert counted(n) == fn(n)
+    assert calls.ticks == 8  # 4 traced and 4 plain calls
+    assert loops.ticks > 0
+
+
+def test_a_counter_ticks_triggers_once_and_pickles_as_nonetype() -> None:
+    fired: list[int] = []
+    c = Counter(3, lambda: fired.append(c.ticks))
+    for _ in range(10):
+        assert not (not c)
+    assert (c.ticks, fired, c.left) == (10, [3], 0)
+    assert pickle.loads(pickle.dumps(c)) is type(None)
+
+
+def test_an_exception_from_the_trigger_comes_out_of_the_tick() -> None:
+    def stop() -> None:
+        raise KeyboardInterrupt
+
+    c = Counter(1, stop)
+    with pytest.raises(KeyboardInterrupt):
+        not c  # noqa: B015
+    not c  # noqa: B015 (triggered once: the next tick only counts)
+    assert c.ticks == 2
