@@ -34,7 +34,6 @@ int32_t cb_abi_version(void);
 extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
-void *cb_entry_type(void);
 int cb_publish_types(void);
 """
 

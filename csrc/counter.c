@@ -14,6 +14,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include "pytypes.h"
 
 typedef struct {
     PyObject_HEAD
@@ -72,13 +73,7 @@ static int counter_clear(PyObject *op) {
     return 0;
 }
 
-static void counter_dealloc(PyObject *op) {
-    PyTypeObject *type = Py_TYPE(op);
-    PyObject_GC_UnTrack(op);
-    counter_clear(op);
-    type->tp_free(op);
-    Py_DECREF(type);
-}
+static void counter_dealloc(PyObject *op) { cb_gc_dealloc(op, counter_clear); }
 
 static PyMethodDef counter_methods[] = {
     {"__reduce__", counter_reduce, METH_NOARGS, "Pickled as NoneType."},
@@ -110,23 +105,34 @@ static PyType_Spec counter_spec = {
     .slots = counter_slots,
 };
 
-/* Put the runtime's Python types into the module `cuvil_bc._runtime` (made once).
- * Returns 0, or -1 when that failed. cffi functions run without the GIL: taken here. */
+PyObject *cb_make_counter_type(void) { return PyType_FromSpec(&counter_spec); }
+
+/* Put the runtime's Python types (Entry, entry.c; Counter) into the module
+ * `cuvil_bc._runtime`, once. Returns 0, or -1 when that failed. cffi functions run
+ * without the GIL: it is taken here. */
 int cb_publish_types(void) {
     static int done = 0;
+    static const struct {
+        const char *name;
+        PyObject *(*make)(void);
+    } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}};
     int status = 0;
     PyGILState_STATE gil = PyGILState_Ensure();
     if (!done) {
         PyObject *module = PyImport_ImportModule("cuvil_bc._runtime");
-        PyObject *type = module != NULL ? PyType_FromSpec(&counter_spec) : NULL;
-        if (type == NULL || PyObject_SetAttrString(module, "Counter", type) < 0)
+        for (size_t k = 0; module != NULL && status == 0 && k < sizeof types / sizeof types[0]; k++) {
+            PyObject *type = types[k].make();
+            if (type == NULL || PyObject_SetAttrString(module, types[k].name, type) < 0)
+                status = -1;
+            Py_XDECREF(type);
+        }
+        if (module == NULL)
             status = -1;
-        else
-            done = 1;
-        Py_XDECREF(type);
         Py_XDECREF(module);
         if (status < 0)
             PyErr_Clear();
+        else
+            done = 1;
     }
     PyGILState_Release(gil);
     return status;

@@ -19,6 +19,7 @@
 #include <math.h>
 #include <stddef.h>
 #include "runtime.h"
+#include "pytypes.h"
 
 #if PY_VERSION_HEX < 0x030C0000
 #include <structmember.h>
@@ -214,13 +215,7 @@ static int entry_clear(PyObject *op) {
     return 0;
 }
 
-static void entry_dealloc(PyObject *op) {
-    PyTypeObject *type = Py_TYPE(op);
-    PyObject_GC_UnTrack(op);
-    entry_clear(op);
-    type->tp_free(op);
-    Py_DECREF(type);
-}
+static void entry_dealloc(PyObject *op) { cb_gc_dealloc(op, entry_clear); }
 
 static PyMethodDef entry_methods[] = {
     {"set", entry_set, METH_O, "Replace the native signatures."},
@@ -251,14 +246,4 @@ static PyType_Spec entry_spec = {
     .slots = entry_slots,
 };
 
-/* The type, made once; cffi functions run without the GIL, so it is taken here. */
-void *cb_entry_type(void) {
-    static PyObject *type = NULL;
-    PyGILState_STATE gil = PyGILState_Ensure();
-    if (type == NULL)
-        type = PyType_FromSpec(&entry_spec);
-    if (type == NULL)
-        PyErr_Clear();
-    PyGILState_Release(gil);
-    return type;
-}
+PyObject *cb_make_entry_type(void) { return PyType_FromSpec(&entry_spec); }

@@ -60,9 +60,8 @@ int32_t cb_peek_deopt_line(void);
  * native signature `index` (see trampoline_index in entry.c; build_runtime.py
  * generates both). */
 cb_word cb_call_any(int index, cb_fast_target *t, const cb_word *a);
-/* The type of the C entry (entry.c), as a PyObject *; NULL if it could not be made. */
-void *cb_entry_type(void);
-/* Puts the runtime's Python types (the hook's Counter, counter.c) into the module; 0 or -1. */
+/* Puts the runtime's Python types (Entry, entry.c; the hook's Counter, counter.c) into
+ * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);
 int32_t cb_abi_version(void);
 /* Counts the signals that arrived while a handler of CPython's was installed for them

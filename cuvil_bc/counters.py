@@ -25,19 +25,21 @@ if TYPE_CHECKING:
 MARK = "__cuvil_bc_counter__"  # first item of a placeholder
 
 
-def _counter_type() -> type:
+def published_types() -> types.ModuleType:
+    """`cuvil_bc._runtime` with the types its C code makes (csrc/counter.c, entry.c)
+    published in it: cffi cannot hand a C-made Python object over itself."""
     from . import _runtime
 
     if _runtime.lib.cb_publish_types() != 0:
-        raise ImportError("cuvil_bc._runtime could not make its Counter type")
-    return _runtime.Counter  # type: ignore[attr-defined, no-any-return]
+        raise ImportError("cuvil_bc._runtime could not make its Python types")
+    return _runtime
 
 
 #: ``Counter(left, trigger)``: counted code ticks it with ``not counter``, which CPython
 #: runs as a C slot (csrc/counter.c): a tick costs a constant load and a few ns. Its
 #: `ticks` count every tick; the tick that brings `left` to zero calls `trigger()`.
 #: Pickled, a counter is ``NoneType``.
-Counter = _counter_type()
+Counter = published_types().Counter
 
 
 class NativeCall:

@@ -297,7 +297,7 @@ class Dispatcher:
                 return None
             del self._failed[key]  # a global it depended on changed: try again
             del self._failed_guards[key]
-        argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in key)
+        argtypes = _types_of(key)
         if not all(isinstance(t, _COMPILABLE) for t in argtypes):
             # Remembered under the key, so `explain()` says why and later calls with
             # such arguments go straight to the interpreter.
@@ -514,9 +514,14 @@ def _stack_depth() -> int:
 _PLAIN = frozenset(_SCALARS)
 
 
+def _types_of(key: tuple[object, ...]) -> tuple[object, ...]:
+    """An argument key's compiler types (anything else in it is left as it is)."""
+    return tuple(_SCALARS[k] if k in _SCALARS else k for k in key)  # type: ignore[index]
+
+
 def argument_types(args: tuple[Any, ...]) -> tuple[Type, ...] | None:
     """The compiler's types of `args`, or None when one of them does not compile."""
-    argtypes = tuple(_SCALARS[k] if k in _SCALARS else k for k in argument_key(args))
+    argtypes = _types_of(argument_key(args))
     return argtypes if all(isinstance(t, _COMPILABLE) for t in argtypes) else None  # type: ignore[return-value]
 
 

@@ -134,7 +134,9 @@ def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
     else:
         lo, hi = -(-imax // c), min(imin // c, imax)
     b = em.builder
-    # x outside [lo, hi], as one unsigned compare: (x - lo) >u (hi - lo).
+    # x outside [lo, hi], as two signed compares: LLVM hoists those out of a loop whose
+    # start it does not know (a chunked range loop, codegen.Chunked), and not the one
+    # unsigned compare (x - lo) >u (hi - lo).
     em.deopt_if(b.icmp_signed("<", x, em.i64(lo)))
     em.deopt_if(b.icmp_signed(">", x, em.i64(hi)))
     # (In a strip the guard only sets a flag: no nsw, whose overflow would be poison.)

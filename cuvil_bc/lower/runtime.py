@@ -12,11 +12,12 @@ import math
 import llvmlite.binding as llvm
 
 from .._runtime import ffi, lib  # type: ignore[import-not-found]
+from ..counters import published_types
 
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 9
+ABI_VERSION = 10
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -104,19 +105,7 @@ def take_deopt_resume() -> tuple[int, object]:
     return int(lib.cb_take_deopt_resume()), lib.cb_deopt_slots()
 
 
-def _entry_type() -> type:
-    """The type of the C call path into native code (csrc/entry.c). The runtime makes
-    it with CPython's C API and hands it over as a pointer, which cffi cannot turn into
-    an object itself."""
-    import ctypes
-
-    address = int(ffi.cast("uintptr_t", lib.cb_entry_type()))
-    if not address:
-        raise ImportError("cuvil_bc._runtime could not make its entry type")
-    return ctypes.cast(address, ctypes.py_object).value  # type: ignore[no-any-return]
-
-
 #: ``Entry(nparams, fall, deopt)``: a callable that runs a call's native signature, or
 #: returns `fall` (no signature matches) or `deopt` (native code handed the call back);
 #: ``entry.set([(types, codes, ret, release_gil, target address, target), ...])``.
-Entry = _entry_type()
+Entry = published_types().Entry

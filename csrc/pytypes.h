@@ -1,0 +1,19 @@
+/* The runtime's Python types (entry.c, counter.c), made with CPython's full C API and
+ * published into the module `cuvil_bc._runtime` by cb_publish_types (counter.c). */
+#ifndef CB_PYTYPES_H
+#define CB_PYTYPES_H
+#include <Python.h>
+
+/* New references to the types, or NULL with an exception set. */
+PyObject *cb_make_entry_type(void);
+PyObject *cb_make_counter_type(void);
+
+/* tp_dealloc of a garbage-collected heap type whose tp_clear is `clear`. */
+static inline void cb_gc_dealloc(PyObject *op, inquiry clear) {
+    PyTypeObject *type = Py_TYPE(op);
+    PyObject_GC_UnTrack(op);
+    clear(op);
+    type->tp_free(op);
+    Py_DECREF(type);
+}
+#endif
