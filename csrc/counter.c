@@ -107,7 +107,137 @@ static PyType_Spec counter_spec = {
 
 PyObject *cb_make_counter_type(void) { return PyType_FromSpec(&counter_spec); }
 
-/* Put the runtime's Python types (Entry, entry.c; Counter) into the module
+/* The decorator's test for calls known to fall back (cuvil_bc/fastpath.py).
+ *
+ * Known(nargs, keys): `args in known` is True when the types of the arguments (the
+ * argument itself when nargs is 1, else a tuple of them) are exactly one of `keys`
+ * (tuples of types), and then adds one to `ticks`. A compiled function's prefix asks
+ * it with one CONTAINS_OP, which calls the sq_contains slot directly (no call
+ * protocol, no operator dispatch), and runs its own body when it answers True: that
+ * costs a fraction of testing `type(x) is K` in bytecode. Nothing of the argument is
+ * called, so no Python code runs.
+ */
+typedef struct {
+    PyObject_HEAD
+    long long ticks;
+    Py_ssize_t nargs;
+    PyObject *keys; /* tuple of tuples of nargs types */
+} cb_known;
+
+/* The keys, checked: a tuple of tuples of `nargs` types. */
+static int known_check(PyObject *keys, Py_ssize_t nargs) {
+    if (!PyTuple_Check(keys)) {
+        PyErr_SetString(PyExc_TypeError, "keys must be a tuple");
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(keys); k++) {
+        PyObject *key = PyTuple_GET_ITEM(keys, k);
+        int ok = PyTuple_Check(key) && PyTuple_GET_SIZE(key) == nargs;
+        for (Py_ssize_t i = 0; ok && i < nargs; i++)
+            ok = PyType_Check(PyTuple_GET_ITEM(key, i));
+        if (!ok) {
+            PyErr_SetString(PyExc_ValueError, "each key must be a tuple of nargs types");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static PyObject *known_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    Py_ssize_t nargs;
+    PyObject *keys;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Known() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "nO:Known", &nargs, &keys) || known_check(keys, nargs) < 0)
+        return NULL;
+    cb_known *self = (cb_known *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->ticks = 0;
+    self->nargs = nargs;
+    self->keys = Py_NewRef(keys);
+    return (PyObject *)self;
+}
+
+/* known.set(keys): replace the keys (the prefix keeps the same object). */
+static PyObject *known_set(PyObject *op, PyObject *keys) {
+    cb_known *self = (cb_known *)op;
+    if (known_check(keys, self->nargs) < 0)
+        return NULL;
+    Py_INCREF(keys);
+    Py_SETREF(self->keys, keys);
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef known_methods[] = {
+    {"set", known_set, METH_O, "Replace the keys."},
+    {NULL, NULL, 0, NULL},
+};
+
+static int known_contains(PyObject *op, PyObject *other) {
+    cb_known *self = (cb_known *)op;
+    PyObject *const *args = &other;
+    if (self->nargs != 1) {
+        if (!PyTuple_CheckExact(other) || PyTuple_GET_SIZE(other) != self->nargs)
+            return 0;
+        args = &PyTuple_GET_ITEM(other, 0);
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self->keys); k++) {
+        PyObject *key = PyTuple_GET_ITEM(self->keys, k);
+        Py_ssize_t i = 0;
+        while (i < self->nargs && (PyObject *)Py_TYPE(args[i]) == PyTuple_GET_ITEM(key, i))
+            i++;
+        if (i == self->nargs) {
+            self->ticks++;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int known_traverse(PyObject *op, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(op));
+    Py_VISIT(((cb_known *)op)->keys);
+    return 0;
+}
+
+static int known_clear(PyObject *op) {
+    Py_CLEAR(((cb_known *)op)->keys);
+    return 0;
+}
+
+static void known_dealloc(PyObject *op) { cb_gc_dealloc(op, known_clear); }
+
+static PyMemberDef known_members[] = {
+    {"ticks", T_LONGLONG, offsetof(cb_known, ticks), READONLY, "Calls recognised so far."},
+    {"keys", T_OBJECT, offsetof(cb_known, keys), READONLY, "The keys (tuples of types)."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot known_slots[] = {
+    {Py_tp_new, known_new},
+    {Py_tp_dealloc, known_dealloc},
+    {Py_tp_traverse, known_traverse},
+    {Py_tp_clear, known_clear},
+    {Py_sq_contains, known_contains},
+    {Py_tp_members, known_members},
+    {Py_tp_methods, known_methods},
+    {Py_tp_doc, "Known(nargs, keys): calls known to fall back, by their types (csrc/counter.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec known_spec = {
+    .name = "cuvil_bc._runtime.Known",
+    .basicsize = sizeof(cb_known),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .slots = known_slots,
+};
+
+static PyObject *cb_make_known_type(void) { return PyType_FromSpec(&known_spec); }
+
+/* Put the runtime's Python types (Entry, entry.c; Counter, Known) into the module
  * `cuvil_bc._runtime`, once. Returns 0, or -1 when that failed. cffi functions run
  * without the GIL: it is taken here. */
 int cb_publish_types(void) {
@@ -115,7 +245,7 @@ int cb_publish_types(void) {
     static const struct {
         const char *name;
         PyObject *(*make)(void);
-    } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}};
+    } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}, {"Known", cb_make_known_type}};
     int status = 0;
     PyGILState_STATE gil = PyGILState_Ensure();
     if (!done) {

@@ -1,22 +1,38 @@
 /* The C-level call path into native code (issue 16): a callable that checks a call's
- * argument types against the native signatures of one compiled function, unboxes the
- * arguments, calls the native fast entry point and boxes its result, without Python
- * code in between.
+ * arguments against the native signatures of one compiled function, unboxes them into
+ * 64-bit words, calls the signature's words entry point (lower/codegen.py,
+ * emit_words_entry) and boxes its result, without Python code in between.
  *
- * A `cb_entry` answers a call it cannot complete with one of two markers it was given
- * (`fall`: no signature matches, or an int is beyond int64; `deopt`: native code
+ * Each signature is two programs of slots in preorder, one for the arguments and one
+ * for the result, in the boundary layout of cuvil_bc/lower/ltypes.py:
+ *   'i' int: one word (an int beyond int64 makes the call fall back)
+ *   'b' bool: one word, 0 or 1
+ *   'd' float: one word
+ *   'n' None: no word
+ *   'F' 'I' 'B' a NumPy float64, int64 or bool scalar: one word, as float, int, bool
+ *   't' a tuple of `count` items, whose slots follow
+ *   'u' (results only) a union of `count` options, whose slots follow: a word holding
+ *       the index of the option present, then the words of every option
+ *   'A' a NumPy array of `count` dimensions with the slot's dtype (compared by
+ *       identity), writeability and unit last stride: its data pointer, shape and
+ *       strides; as a result, then its meminfo (lower/ltypes.py): native memory, whose
+ *       reference the array built here takes over, or an argument or a view of one
+ * Every argument's type must be exactly the slot's (a subclass is another signature).
+ *
+ * Before any signature, every call checks the global guards the signatures were
+ * compiled against (a rebound global, a callee given new code).
+ *
+ * A call the entry cannot complete is answered with one of two markers it was given:
+ * `fall` (a guard fails, no signature matches, or an int is beyond int64) or `deopt` (native code
  * handed the call back, its line is in the thread's deopt record), and the caller (the
- * dispatcher's generated function, cuvil_bc/fastpath.py) takes the slow path. Only
- * scalar signatures (int, float, bool; at most CB_ENTRY_ARGS parameters; scalar
- * result) are covered so far.
+ * compiled function's prefix, cuvil_bc/fastpath.py) takes the slow path.
  *
  * The GIL is released around the native call only when the signature says the code can
- * run long (it has a loop or a call): for a loop-free function, releasing and taking the
- * GIL back costs more than its work.
+ * run long (it has a loop): for a loop-free function, releasing and taking the GIL back
+ * costs more than its work. The arguments stay alive meanwhile: the caller holds them.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <math.h>
 #include <stddef.h>
 #include "runtime.h"
 #include "pytypes.h"
@@ -27,17 +43,45 @@
 #define Py_READONLY READONLY
 #endif
 
-#define CB_ENTRY_ARGS 4
 #define CB_ENTRY_SIGNATURES 8
+#define CB_ENTRY_WORDS 64 /* ENTRY_WORDS in lower/codegen.py */
+
+/* NumPy's array object, as far as we read it: the public layout of
+ * PyArrayObject_fields, the same in NumPy 1.x and 2.x. */
+typedef struct {
+    PyObject_HEAD
+    char *data;
+    int nd;
+    Py_intptr_t *dimensions;
+    Py_intptr_t *strides;
+    PyObject *base;
+    PyObject *descr;
+    int flags;
+} cb_ndarray;
+#define CB_NPY_WRITEABLE 0x0400
 
 typedef struct {
-    PyTypeObject *types[CB_ENTRY_ARGS];
-    char codes[CB_ENTRY_ARGS]; /* 'i' int64, 'd' double, 'b' bool (passed as int64 0 or 1) */
-    char ret;                  /* 'i', 'd' or 'b' */
+    char kind;
+    int count;          /* 't': items; 'u': options; 'A': dimensions */
+    PyTypeObject *type; /* the argument's exact type; 'F' 'I' 'B' results: what boxes */
+    PyObject *dtype;    /* 'A' */
+    int writeable, unit;
+    Py_ssize_t itemsize;
+} cb_slot;
+
+typedef struct {
+    cb_slot *slots; /* the arguments' program, then the result's (PyMem) */
+    int result;     /* where the result's program starts */
     int release_gil;
-    int trampoline;            /* cb_call_any's index of the native signature */
-    cb_fast_target *target;    /* in memory that `keep` holds */
+    cb_native_target *target; /* in memory that `keep` holds */
 } cb_signature;
+
+/* `namespace[name] is expected` (a dict), or `getattr(namespace, name) is expected`;
+ * `expected` may be the entry's `absent`: the name must stay unbound. */
+typedef struct {
+    PyObject *namespace, *name, *expected;
+    int is_attr;
+} cb_guard;
 
 typedef struct {
     PyObject_HEAD
@@ -45,79 +89,361 @@ typedef struct {
     Py_ssize_t nargs;
     int count;
     cb_signature signatures[CB_ENTRY_SIGNATURES];
+    cb_guard *guards; /* PyMem; their objects are in `keep` */
+    Py_ssize_t nguards;
+    PyObject *absent;
     PyObject *fall;
     PyObject *deopt;
-    PyObject *keep; /* what the targets' memory belongs to (cffi objects) */
+    PyObject *keep; /* the slots' type objects and the targets' owners */
 } cb_entry;
 
-/* cb_call_any's numbering of the trampolines (build_runtime.py enumerates them the
- * same way): by number of parameters, then by the parameters' codes read as a binary
- * number ('i' 0, 'd' 1, first parameter most significant), then the result ('i', 'd'). */
-static int trampoline_index(const char *codes, int n, char ret) {
-    int bits = 0;
-    for (int k = 0; k < n; k++)
-        bits = bits * 2 + (codes[k] == 'd');
-    return 2 * ((1 << n) - 1 + bits) + (ret == 'd');
+enum { NO_MATCH = 0, MATCH = 1, FALL = -1 };
+
+/* NumPy's C API table, for the two functions that build a result array: found through
+ * the capsule NumPy publishes, at the indices of its stable API (numpy/__multiarray_api.h:
+ * PyArray_NewFromDescr is 94, PyArray_SetBaseObject 282, in NumPy 1.x and 2.x alike). */
+typedef PyObject *(*new_from_descr_fn)(PyTypeObject *, PyObject *, int, const Py_intptr_t *, const Py_intptr_t *, void *, int, PyObject *);
+typedef int (*set_base_fn)(PyObject *, PyObject *);
+static void **numpy_api = NULL;
+
+static int load_numpy_api(void) {
+    if (numpy_api != NULL)
+        return 0;
+    PyObject *module = PyImport_ImportModule("numpy._core._multiarray_umath");
+    if (module == NULL) {
+        PyErr_Clear();
+        module = PyImport_ImportModule("numpy.core._multiarray_umath"); /* NumPy 1.x */
+    }
+    if (module == NULL)
+        return -1;
+    PyObject *capsule = PyObject_GetAttrString(module, "_ARRAY_API");
+    Py_DECREF(module);
+    if (capsule == NULL)
+        return -1;
+    void **api = PyCapsule_GetPointer(capsule, NULL);
+    if (api == NULL) {
+        Py_DECREF(capsule);
+        return -1;
+    }
+    numpy_api = api; /* the capsule stays referenced by its module for good */
+    Py_DECREF(capsule);
+    return 0;
+}
+
+#define CB_VIEW_OF_ARGUMENT ((int64_t)1 << 32) /* lower/boxing.py VIEW_OF_ARGUMENT */
+#define CB_MAX_RESULT_ARRAYS 16
+
+/* What boxing one result needs besides its words: the call's arguments (a result
+ * array may be one of them, or a view of one) and the arrays built so far (the same
+ * array twice in a result is one object). */
+typedef struct {
+    PyObject *const *args;
+    Py_ssize_t nargs;
+    int made;
+    int64_t keys[CB_MAX_RESULT_ARRAYS][2]; /* meminfo, data */
+    PyObject *arrays[CB_MAX_RESULT_ARRAYS];  /* borrowed from the result being built */
+} cb_boxing;
+
+static void release_memory(PyObject *capsule) {
+    cb_decref((int64_t)(intptr_t)PyCapsule_GetPointer(capsule, "cuvil_bc.memory"));
+}
+
+/* The array whose words start at `w`: a caller's argument, a view of one, or an ndarray
+ * over native memory, taking over the result's reference to it. */
+static PyObject *box_array(const cb_slot *s, const cb_word *w, cb_boxing *ctx) {
+    int nd = s->count;
+    int64_t data = w[0].i, meminfo = w[1 + 2 * nd].i;
+    for (int k = 0; k < ctx->made; k++)
+        if (ctx->keys[k][0] == meminfo && ctx->keys[k][1] == data) {
+            PyObject *a = ctx->arrays[k];
+            cb_ndarray *same = (cb_ndarray *)a;
+            int equal = same->nd == nd;
+            for (int d = 0; equal && d < nd; d++)
+                equal = same->dimensions[d] == w[1 + d].i && same->strides[d] == w[1 + nd + d].i;
+            if (!equal)
+                continue;
+            if (meminfo > 0)
+                cb_decref(meminfo); /* the second occurrence's extra reference */
+            return Py_NewRef(a);
+        }
+    PyObject *base;
+    int flags = 0x0100; /* NPY_ARRAY_ALIGNED */
+    if (meminfo > -CB_VIEW_OF_ARGUMENT && meminfo < 0) {
+        Py_ssize_t k = (Py_ssize_t)(-meminfo - 1);
+        if (k >= ctx->nargs) {
+            PyErr_SetString(PyExc_SystemError, "cuvil_bc: a result array of no argument");
+            return NULL;
+        }
+        return Py_NewRef(ctx->args[k]); /* the argument itself */
+    }
+    if (meminfo < 0) { /* a view of an argument */
+        Py_ssize_t k = (Py_ssize_t)(-(meminfo + CB_VIEW_OF_ARGUMENT) - 1);
+        if (k >= ctx->nargs) {
+            PyErr_SetString(PyExc_SystemError, "cuvil_bc: a result view of no argument");
+            return NULL;
+        }
+        base = Py_NewRef(ctx->args[k]);
+        flags |= ((cb_ndarray *)base)->flags & CB_NPY_WRITEABLE;
+    } else {
+        base = PyCapsule_New((void *)(intptr_t)meminfo, "cuvil_bc.memory", release_memory);
+        if (base == NULL) {
+            cb_decref(meminfo);
+            return NULL;
+        }
+        flags |= CB_NPY_WRITEABLE;
+    }
+    if (load_numpy_api() < 0) {
+        Py_DECREF(base);
+        return NULL;
+    }
+    Py_intptr_t dims[32], strides[32];
+    for (int d = 0; d < nd; d++) {
+        dims[d] = (Py_intptr_t)w[1 + d].i;
+        strides[d] = (Py_intptr_t)w[1 + nd + d].i;
+    }
+    PyTypeObject *ndarray = (PyTypeObject *)numpy_api[2];
+    Py_INCREF(s->dtype); /* PyArray_NewFromDescr takes this reference */
+    PyObject *a = ((new_from_descr_fn)numpy_api[94])(ndarray, s->dtype, nd, dims, strides, (void *)(intptr_t)data, flags, NULL);
+    if (a == NULL) {
+        Py_DECREF(base);
+        return NULL;
+    }
+    if (((set_base_fn)numpy_api[282])(a, base) < 0) { /* takes `base` in any case */
+        Py_DECREF(a);
+        return NULL;
+    }
+    if (ctx->made < CB_MAX_RESULT_ARRAYS) {
+        ctx->keys[ctx->made][0] = meminfo;
+        ctx->keys[ctx->made][1] = data;
+        ctx->arrays[ctx->made++] = a;
+    }
+    return a;
+}
+
+/* Unbox `v` by the slots from `*at` on into `w` from `*n` on. */
+static int unbox(const cb_slot *slots, int *at, PyObject *v, cb_word *w, int *n) {
+    const cb_slot *s = &slots[(*at)++];
+    if (Py_TYPE(v) != s->type)
+        return NO_MATCH;
+    switch (s->kind) {
+    case 'i': {
+        int overflow = 0;
+        w[(*n)++].i = PyLong_AsLongLongAndOverflow(v, &overflow);
+        return overflow ? FALL : MATCH; /* beyond int64: CPython's big ints */
+    }
+    case 'b':
+        w[(*n)++].i = v == Py_True;
+        return MATCH;
+    case 'd':
+    case 'F': /* numpy.float64 is a float */
+        w[(*n)++].d = PyFloat_AS_DOUBLE(v);
+        return MATCH;
+    case 'n':
+        return MATCH;
+    case 'I': {
+        PyObject *index = PyNumber_Index(v);
+        if (index == NULL) {
+            PyErr_Clear();
+            return FALL;
+        }
+        int overflow = 0;
+        w[(*n)++].i = PyLong_AsLongLongAndOverflow(index, &overflow);
+        Py_DECREF(index);
+        return overflow ? FALL : MATCH;
+    }
+    case 'B': {
+        int truth = PyObject_IsTrue(v);
+        if (truth < 0) {
+            PyErr_Clear();
+            return FALL;
+        }
+        w[(*n)++].i = truth;
+        return MATCH;
+    }
+    case 't': {
+        if (PyTuple_GET_SIZE(v) != s->count)
+            return NO_MATCH;
+        for (int k = 0; k < s->count; k++) {
+            int r = unbox(slots, at, PyTuple_GET_ITEM(v, k), w, n);
+            if (r != MATCH)
+                return r;
+        }
+        return MATCH;
+    }
+    case 'A': {
+        cb_ndarray *a = (cb_ndarray *)v;
+        int nd = a->nd;
+        if (nd != s->count || a->descr != s->dtype || ((a->flags & CB_NPY_WRITEABLE) != 0) != s->writeable)
+            return NO_MATCH;
+        int unit = a->dimensions[nd - 1] <= 1 || a->strides[nd - 1] == s->itemsize;
+        if (unit != s->unit)
+            return NO_MATCH;
+        w[(*n)++].i = (int64_t)(intptr_t)a->data;
+        for (int k = 0; k < nd; k++)
+            w[(*n)++].i = a->dimensions[k];
+        for (int k = 0; k < nd; k++)
+            w[(*n)++].i = a->strides[k];
+        return MATCH;
+    }
+    }
+    return NO_MATCH;
+}
+
+/* Move `*at` and `*n` past the slots and words of one value. */
+static void skip(const cb_slot *slots, int *at, int *n) {
+    const cb_slot *s = &slots[(*at)++];
+    if (s->kind == 't' || s->kind == 'u') {
+        *n += s->kind == 'u';
+        for (int k = 0; k < s->count; k++)
+            skip(slots, at, n);
+    } else if (s->kind == 'A') {
+        *n += 2 + 2 * s->count;
+    } else if (s->kind != 'n') {
+        *n += 1;
+    }
+}
+
+/* Box the value whose words start at `w[*n]`, by the slots from `*at` on. */
+static PyObject *box(const cb_slot *slots, int *at, const cb_word *w, int *n, cb_boxing *ctx) {
+    const cb_slot *s = &slots[(*at)++];
+    switch (s->kind) {
+    case 'A': {
+        PyObject *a = box_array(s, &w[*n], ctx);
+        *n += 2 + 2 * s->count;
+        return a;
+    }
+    case 'i':
+        return PyLong_FromLongLong(w[(*n)++].i);
+    case 'b':
+        return PyBool_FromLong(w[(*n)++].i != 0);
+    case 'd':
+        return PyFloat_FromDouble(w[(*n)++].d);
+    case 'n':
+        Py_RETURN_NONE;
+    case 'F':
+    case 'I':
+    case 'B': {
+        cb_word x = w[(*n)++];
+        PyObject *plain = s->kind == 'F' ? PyFloat_FromDouble(x.d) : s->kind == 'I' ? PyLong_FromLongLong(x.i) : PyBool_FromLong(x.i != 0);
+        if (plain == NULL)
+            return NULL;
+        PyObject *made = PyObject_CallOneArg((PyObject *)s->type, plain); /* numpy.float64(x) */
+        Py_DECREF(plain);
+        return made;
+    }
+    case 't': {
+        PyObject *t = PyTuple_New(s->count);
+        if (t == NULL)
+            return NULL;
+        for (int k = 0; k < s->count; k++) {
+            PyObject *item = box(slots, at, w, n, ctx);
+            if (item == NULL) {
+                Py_DECREF(t);
+                return NULL;
+            }
+            PyTuple_SET_ITEM(t, k, item);
+        }
+        return t;
+    }
+    case 'u': {
+        int64_t present = w[(*n)++].i;
+        PyObject *found = NULL;
+        for (int k = 0; k < s->count; k++) { /* every option's words are there */
+            if (k != present) {
+                skip(slots, at, n);
+                continue;
+            }
+            found = box(slots, at, w, n, ctx);
+            if (found == NULL)
+                return NULL;
+        }
+        if (found == NULL)
+            PyErr_SetString(PyExc_SystemError, "cuvil_bc: a union result without its option");
+        return found;
+    }
+    }
+    PyErr_SetString(PyExc_SystemError, "cuvil_bc: a result the C entry cannot box");
+    return NULL;
+}
+
+/* 1 when every guard holds, 0 when one does not, -1 with an exception (an attribute
+ * lookup that raised other than AttributeError, as getattr with a default would). */
+static int guards_hold(cb_entry *self) {
+    for (Py_ssize_t g = 0; g < self->nguards; g++) {
+        cb_guard *guard = &self->guards[g];
+        PyObject *value;
+        if (guard->is_attr) {
+            value = PyObject_GetAttr(guard->namespace, guard->name);
+            if (value == NULL) {
+                if (!PyErr_ExceptionMatches(PyExc_AttributeError))
+                    return -1;
+                PyErr_Clear();
+                value = Py_NewRef(self->absent);
+            }
+            Py_DECREF(value); /* (only its identity is compared; `expected` holds it) */
+        } else {
+            value = PyDict_GetItemWithError(guard->namespace, guard->name);
+            if (value == NULL) {
+                if (PyErr_Occurred())
+                    return -1;
+                value = self->absent;
+            }
+        }
+        if (value != guard->expected)
+            return 0;
+    }
+    return 1;
 }
 
 static PyObject *entry_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     cb_entry *self = (cb_entry *)callable;
-    Py_ssize_t n = PyVectorcall_NARGS(nargsf);
-    if (kwnames != NULL || n != self->nargs)
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames != NULL || nargs != self->nargs || self->count == 0)
         return Py_NewRef(self->fall);
+    int hold = guards_hold(self);
+    if (hold <= 0)
+        return hold < 0 ? NULL : Py_NewRef(self->fall);
     for (int s = 0; s < self->count; s++) {
         cb_signature *sig = &self->signatures[s];
-        Py_ssize_t k;
-        for (k = 0; k < n; k++)
-            if (Py_TYPE(args[k]) != sig->types[k])
-                break;
-        if (k < n)
+        cb_word in[CB_ENTRY_WORDS], out[CB_ENTRY_WORDS];
+        int at = 0, n = 0, r = MATCH;
+        for (Py_ssize_t k = 0; k < nargs && r == MATCH; k++)
+            r = unbox(sig->slots, &at, args[k], in, &n);
+        if (r == NO_MATCH)
             continue;
-        cb_word words[CB_ENTRY_ARGS];
-        for (k = 0; k < n; k++) {
-            if (sig->codes[k] == 'd') {
-                words[k].d = PyFloat_AS_DOUBLE(args[k]);
-            } else if (sig->codes[k] == 'b') {
-                words[k].i = args[k] == Py_True;
-            } else {
-                int overflow = 0;
-                words[k].i = PyLong_AsLongLongAndOverflow(args[k], &overflow);
-                if (overflow)
-                    return Py_NewRef(self->fall); /* beyond int64: CPython's big ints */
-            }
-        }
-        cb_word r;
+        if (r == FALL)
+            return Py_NewRef(self->fall);
+        typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *);
+        words_entry fn = (words_entry)sig->target->fn;
+        int32_t status;
         if (sig->release_gil) {
             Py_BEGIN_ALLOW_THREADS
-            r = cb_call_any(sig->trampoline, sig->target, words);
+            status = fn(&sig->target->calls, in, out);
             Py_END_ALLOW_THREADS
         } else {
-            r = cb_call_any(sig->trampoline, sig->target, words);
+            status = fn(&sig->target->calls, in, out);
         }
-        /* A deopt returns a sentinel (NaN, INT64_MIN), which can also be a genuine
-         * result: the thread's deopt record tells them apart. */
-        if (sig->ret == 'd') {
-            if (isnan(r.d) && cb_peek_deopt_line())
-                return Py_NewRef(self->deopt);
-            return PyFloat_FromDouble(r.d);
-        }
-        if (r.i == INT64_MIN && cb_peek_deopt_line())
+        if (status != CB_OK)
             return Py_NewRef(self->deopt);
-        if (sig->ret == 'b')
-            return PyBool_FromLong(r.i != 0);
-        return PyLong_FromLongLong(r.i);
+        at = sig->result;
+        n = 0;
+        cb_boxing ctx;
+        ctx.args = args;
+        ctx.nargs = nargs;
+        ctx.made = 0;
+        return box(sig->slots, &at, out, &n, &ctx);
     }
     return Py_NewRef(self->fall);
 }
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     Py_ssize_t nargs;
-    PyObject *fall, *deopt;
-    static char *names[] = {"nargs", "fall", "deopt", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nOO", names, &nargs, &fall, &deopt))
+    PyObject *fall, *deopt, *absent;
+    static char *names[] = {"nargs", "fall", "deopt", "absent", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "nOOO", names, &nargs, &fall, &deopt, &absent))
         return NULL;
-    if (nargs < 0 || nargs > CB_ENTRY_ARGS) {
-        PyErr_Format(PyExc_ValueError, "a C entry takes at most %d parameters", CB_ENTRY_ARGS);
+    if (nargs < 0 || nargs > CB_ENTRY_WORDS) {
+        PyErr_Format(PyExc_ValueError, "a C entry takes at most %d parameters", CB_ENTRY_WORDS);
         return NULL;
     }
     cb_entry *self = (cb_entry *)type->tp_alloc(type, 0);
@@ -128,6 +454,9 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->count = 0;
     self->fall = Py_NewRef(fall);
     self->deopt = Py_NewRef(deopt);
+    self->absent = Py_NewRef(absent);
+    self->guards = NULL;
+    self->nguards = 0;
     self->keep = PyList_New(0);
     if (self->keep == NULL) {
         Py_DECREF(self);
@@ -136,63 +465,121 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
-/* entry.set(signatures): the native signatures, replacing the previous ones. Each is
- * (types, codes, ret, release_gil, target address, owner of the target's memory). */
-static PyObject *entry_set(PyObject *op, PyObject *arg) {
+/* Read one slot (kind, count, type, dtype, writeable, unit, itemsize) into `s`; its
+ * objects go into `keep`. */
+static int read_slot(PyObject *item, cb_slot *s, PyObject *keep, int result) {
+    const char *kind;
+    PyObject *type, *dtype;
+    if (!PyArg_ParseTuple(item, "siOOiin", &kind, &s->count, &type, &dtype, &s->writeable, &s->unit, &s->itemsize))
+        return -1;
+    const char *kinds = result ? "ibdnFIBtuA" : "ibdnFIBtA";
+    if (strlen(kind) != 1 || !strchr(kinds, kind[0]) || !PyType_Check(type) || s->count < 0 || (kind[0] == 'A' && (s->count < 1 || s->count > 32))) {
+        PyErr_SetString(PyExc_ValueError, "a slot that the C entry does not know");
+        return -1;
+    }
+    s->kind = kind[0];
+    s->type = (PyTypeObject *)type;
+    s->dtype = dtype;
+    if (PyList_Append(keep, type) < 0 || PyList_Append(keep, dtype) < 0)
+        return -1;
+    return 0;
+}
+
+static void free_signatures(cb_signature *sigs, int count) {
+    for (int s = 0; s < count; s++) {
+        PyMem_Free(sigs[s].slots);
+        sigs[s].slots = NULL;
+    }
+}
+
+/* entry.set(signatures, guards): the native signatures and the global guards every
+ * call checks first, replacing the previous ones. Each signature is (argument slots,
+ * result slots, release_gil, target address, owner of the target's memory); each slot
+ * is (kind, count, type, dtype, writeable, unit, itemsize); each guard is (namespace,
+ * name, expected, is_attr), the namespace a dict unless is_attr. */
+static PyObject *entry_set(PyObject *op, PyObject *args) {
     cb_entry *self = (cb_entry *)op;
+    PyObject *arg, *guard_list;
+    if (!PyArg_ParseTuple(args, "OO:set", &arg, &guard_list))
+        return NULL;
     PyObject *seq = PySequence_Fast(arg, "signatures must be a sequence");
     if (seq == NULL)
         return NULL;
     Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
-    if (count > CB_ENTRY_SIGNATURES) {
-        Py_DECREF(seq);
-        PyErr_Format(PyExc_ValueError, "a C entry holds at most %d signatures", CB_ENTRY_SIGNATURES);
-        return NULL;
-    }
     cb_signature made[CB_ENTRY_SIGNATURES];
+    int done = 0;
+    cb_guard *guards = NULL;
+    Py_ssize_t nguards = 0;
+    PyObject *gseq = NULL;
     PyObject *keep = PyList_New(0);
-    if (keep == NULL) {
-        Py_DECREF(seq);
-        return NULL;
+    if (keep == NULL || count > CB_ENTRY_SIGNATURES) {
+        if (keep != NULL)
+            PyErr_Format(PyExc_ValueError, "a C entry holds at most %d signatures", CB_ENTRY_SIGNATURES);
+        goto fail;
     }
-    for (Py_ssize_t s = 0; s < count; s++) {
-        PyObject *types, *owner;
-        const char *codes, *ret;
+    gseq = PySequence_Fast(guard_list, "guards must be a sequence");
+    if (gseq == NULL)
+        goto fail;
+    nguards = PySequence_Fast_GET_SIZE(gseq);
+    guards = PyMem_Calloc((size_t)nguards + 1, sizeof(cb_guard));
+    if (guards == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t g = 0; g < nguards; g++) {
+        cb_guard *guard = &guards[g];
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(gseq, g), "OUOp", &guard->namespace, &guard->name, &guard->expected, &guard->is_attr))
+            goto fail;
+        if (!guard->is_attr && !PyDict_Check(guard->namespace)) {
+            PyErr_SetString(PyExc_ValueError, "a guard's namespace must be a dict");
+            goto fail;
+        }
+        if (PyList_Append(keep, guard->namespace) < 0 || PyList_Append(keep, guard->name) < 0 || PyList_Append(keep, guard->expected) < 0)
+            goto fail;
+    }
+    for (; done < count; done++) {
+        PyObject *arg_slots, *ret_slots, *owner;
         int release;
         unsigned long long address;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, s), "O!ssiKO", &PyTuple_Type, &types, &codes, &ret, &release, &address, &owner))
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, done), "O!O!iKO", &PyTuple_Type, &arg_slots, &PyTuple_Type, &ret_slots, &release, &address, &owner))
             goto fail;
-        Py_ssize_t n = PyTuple_GET_SIZE(types);
-        if (n != self->nargs || (Py_ssize_t)strlen(codes) != n || strlen(ret) != 1 || !strchr("idb", ret[0])) {
-            PyErr_SetString(PyExc_ValueError, "a signature that does not fit this entry");
+        Py_ssize_t na = PyTuple_GET_SIZE(arg_slots), nr = PyTuple_GET_SIZE(ret_slots);
+        cb_signature *sig = &made[done];
+        sig->slots = PyMem_Calloc((size_t)(na + nr), sizeof(cb_slot));
+        if (sig->slots == NULL) {
+            PyErr_NoMemory();
             goto fail;
         }
-        for (Py_ssize_t k = 0; k < n; k++) {
-            PyObject *t = PyTuple_GET_ITEM(types, k);
-            if (!PyType_Check(t) || !strchr("idb", codes[k])) {
-                PyErr_SetString(PyExc_ValueError, "argument types must be types, codes 'i', 'd' or 'b'");
+        sig->result = (int)na;
+        sig->release_gil = release;
+        sig->target = (cb_native_target *)(uintptr_t)address;
+        for (Py_ssize_t k = 0; k < na + nr; k++) {
+            PyObject *item = k < na ? PyTuple_GET_ITEM(arg_slots, k) : PyTuple_GET_ITEM(ret_slots, k - na);
+            if (read_slot(item, &sig->slots[k], keep, k >= na) < 0) {
+                done++; /* (its slots are freed with the others) */
                 goto fail;
             }
-            made[s].types[k] = (PyTypeObject *)t; /* int, float, bool: immortal or kept by `types` */
-            made[s].codes[k] = codes[k];
         }
-        made[s].ret = ret[0];
-        made[s].release_gil = release;
-        char native_codes[CB_ENTRY_ARGS];
-        for (Py_ssize_t k = 0; k < n; k++)
-            native_codes[k] = codes[k] == 'd' ? 'd' : 'i';
-        made[s].trampoline = trampoline_index(native_codes, (int)n, ret[0] == 'd' ? 'd' : 'i');
-        made[s].target = (cb_fast_target *)(uintptr_t)address;
-        if (PyList_Append(keep, types) < 0 || PyList_Append(keep, owner) < 0)
+        if (PyList_Append(keep, owner) < 0) {
+            done++;
             goto fail;
+        }
     }
+    free_signatures(self->signatures, self->count);
     memcpy(self->signatures, made, sizeof(cb_signature) * (size_t)count);
     self->count = (int)count;
+    PyMem_Free(self->guards);
+    self->guards = guards;
+    self->nguards = nguards;
     Py_SETREF(self->keep, keep);
+    Py_DECREF(gseq);
     Py_DECREF(seq);
     Py_RETURN_NONE;
 fail:
-    Py_DECREF(keep);
+    free_signatures(made, done);
+    PyMem_Free(guards);
+    Py_XDECREF(gseq);
+    Py_XDECREF(keep);
     Py_DECREF(seq);
     return NULL;
 }
@@ -202,13 +589,19 @@ static int entry_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(Py_TYPE(op));
     Py_VISIT(self->fall);
     Py_VISIT(self->deopt);
+    Py_VISIT(self->absent);
     Py_VISIT(self->keep);
     return 0;
 }
 
 static int entry_clear(PyObject *op) {
     cb_entry *self = (cb_entry *)op;
+    free_signatures(self->signatures, self->count);
     self->count = 0;
+    PyMem_Free(self->guards);
+    self->guards = NULL;
+    self->nguards = 0;
+    Py_CLEAR(self->absent);
     Py_CLEAR(self->fall);
     Py_CLEAR(self->deopt);
     Py_CLEAR(self->keep);
@@ -218,7 +611,7 @@ static int entry_clear(PyObject *op) {
 static void entry_dealloc(PyObject *op) { cb_gc_dealloc(op, entry_clear); }
 
 static PyMethodDef entry_methods[] = {
-    {"set", entry_set, METH_O, "Replace the native signatures."},
+    {"set", entry_set, METH_VARARGS, "set(signatures, guards): replace the native signatures and the guards."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -111,8 +111,6 @@ void cb_set_deopt_line(int32_t line) {
     deopt_resume = 0; /* a precise deopt sets its point after this */
 }
 
-int32_t cb_peek_deopt_line(void) { return deopt_line; }
-
 int32_t cb_take_deopt_line(void) {
     int32_t line = deopt_line;
     deopt_line = 0;
@@ -162,4 +160,4 @@ int32_t cb_watch_signal(int32_t sig) {
     return sigaction(sig, &ours, NULL) == 0 ? 1 : -1;
 }
 
-int32_t cb_abi_version(void) { return 10; }
+int32_t cb_abi_version(void) { return 13; }

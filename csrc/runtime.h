@@ -22,9 +22,10 @@
 /* One 64-bit word of a flattened argument or result. */
 typedef union { int64_t i; double d; } cb_word;
 
-/* What a fast-path trampoline calls: a native fast entry point, and the count of its
- * calls that completed natively (the entry point increments it atomically). */
-typedef struct { void *fn; int64_t calls; } cb_fast_target;
+/* What the C entry (entry.c) calls for one native signature: its words entry point
+ * (lower/codegen.py, emit_words_entry), and the count of its calls that completed
+ * natively (the entry point increments it atomically). */
+typedef struct { void *fn; int64_t calls; } cb_native_target;
 
 /* Words of resume state a thread can hold: a resume point needing more is not compiled. */
 #define CB_RESUME_SLOTS 1024
@@ -54,12 +55,6 @@ cb_word *cb_deopt_slots(void);
 void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 int32_t cb_take_deopt_line(void);
-/* The line cb_take_deopt_line would take, left in place (0: no deopt pending). */
-int32_t cb_peek_deopt_line(void);
-/* Call the fast entry point `t->fn` with `a`'s words, through the trampoline of
- * native signature `index` (see trampoline_index in entry.c; build_runtime.py
- * generates both). */
-cb_word cb_call_any(int index, cb_fast_target *t, const cb_word *a);
 /* Puts the runtime's Python types (Entry, entry.c; the hook's Counter, counter.c) into
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);

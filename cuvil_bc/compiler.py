@@ -46,7 +46,7 @@ class Specialization:
     lowered: bool = False
     attempted: bool = False  # its lowering was started (and may have failed)
     entry: str | None = None
-    fast_entry: str | None = None  # scalar-only signatures: see codegen.emit_fast_entry
+    words_entry: str | None = None  # what the C entry calls: see codegen.emit_words_entry
     llvm: str = ""
     _asm: str = ""
 
@@ -187,8 +187,8 @@ class Compiler:
         from .lower.codegen import (
             FunctionLowering,
             emit_entry,
-            emit_fast_entry,
-            fast_entry_supported,
+            emit_words_entry,
+            words_entry_supported,
             lower_recursive,
         )
         from .lower.jit import get_jit
@@ -216,9 +216,9 @@ class Compiler:
                 except CompileError as e:
                     raise e.at(s.fn.location())
             entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
-            fast_entry = None
-            if fast_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
-                fast_entry = emit_fast_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            words_entry = None
+            if words_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
+                words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
             optimized = jit.compile(module)
             # Only once the module is loaded: a spec with an entry is one whose code is
             # in the JIT, so an exception (or Ctrl-C) above leaves nothing half done,
@@ -226,7 +226,7 @@ class Compiler:
             for s in pending:
                 s.lowered = True
             spec.llvm = optimized
-            spec.fast_entry = fast_entry
+            spec.words_entry = words_entry
             spec.entry = entry
             return spec
 

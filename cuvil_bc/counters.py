@@ -40,6 +40,17 @@ def published_types() -> types.ModuleType:
 #: `ticks` count every tick; the tick that brings `left` to zero calls `trigger()`.
 #: Pickled, a counter is ``NoneType``.
 Counter = published_types().Counter
+#: ``Known(nargs, keys)``: ``args in known`` (the argument itself when `nargs` is 1)
+#: is True, and counts in `ticks`, when the arguments' types are one of `keys` (tuples
+#: of types): how a compiled function's prefix recognises calls known to fall back
+#: (fastpath.py), in one C slot. ``known.set(keys)`` replaces the keys.
+Known = published_types().Known
+#: ``Entry(nparams, fall, deopt, absent)``: the C call path into a compiled function's
+#: native signatures (csrc/entry.c): ``entry(*args)`` is the result, or `fall` (a guard
+#: fails, no signature matches) or `deopt` (native code handed the call back);
+#: ``entry.set(signatures, guards)``, where a guard's expected value `absent` means
+#: the name must stay unbound.
+Entry = published_types().Entry
 
 
 class NativeCall:

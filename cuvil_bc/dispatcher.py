@@ -32,8 +32,6 @@ from .warn import internal_warning
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
 _COMPILABLE = (TupleType, type(INT), ArrayType, NpScalar)
-#: How the C entry passes a scalar (csrc/entry.c): int64, double, or bool as 0/1.
-_ENTRY_CODE: dict[Type, str] = {INT: "i", FLOAT: "d", BOOL: "b"}
 
 
 class _Native:
@@ -54,17 +52,18 @@ class _Native:
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
         self.fast: tuple[Any, ...] | None = None
         self.target: Any = None
-        if spec.fast_entry is not None:
-            # This dispatcher's own target: its `calls` counts the fast path's native calls.
-            self.target = ffi.new("cb_fast_target *")
-            self.target.fn = ffi.cast("void *", get_jit().address(spec.fast_entry))
+        if spec.words_entry is not None:
+            from .lower.boxing import entry_slots
+
+            # This dispatcher's own target: its `calls` counts the C entry's native calls.
+            self.target = ffi.new("cb_native_target *")
+            self.target.fn = ffi.cast("void *", get_jit().address(spec.words_entry))
             # What the C entry (csrc/entry.c) needs of this signature. The GIL is
             # released only where the code can run long: a loop-free function's work
             # costs less than releasing and taking back the GIL.
-            arg_codes = "".join(_ENTRY_CODE[t] for t in spec.argtypes)
             runs_long = spec.fn is None or bool(natural_loops(spec.fn))
             address = int(ffi.cast("uintptr_t", self.target))
-            self.fast = (tuple(_PYTHON_TYPE[t] for t in spec.argtypes), arg_codes, _ENTRY_CODE[spec.return_type], runs_long, address, self.target)
+            self.fast = (*entry_slots(spec.argtypes, spec.return_type), runs_long, address, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
@@ -100,29 +99,32 @@ class Dispatcher:
         self._defaults = pyfunc.__defaults__  # what __signature__ and the fast path bind
         self._nparams = pyfunc.__code__.co_argcount
         self._simple = not (pyfunc.__code__.co_flags & 0x0C) and pyfunc.__code__.co_kwonlyargcount == 0
+        # A generator or coroutine function: its code runs only once iterated or awaited.
+        self._suspends = bool(pyfunc.__code__.co_flags & 0x3A0)
         self._native: dict[tuple[object, ...], _Native] = {}
         self._signature_list: list[str] = []
         self._failed: dict[tuple[object, ...], str] = {}
         self._failed_guards: dict[tuple[object, ...], list[Any]] = {}
+        self._in_prefix: list[tuple[object, ...]] = []  # failed keys the prefix recognises
         self._guards: list[Any] = []
         self._lock = threading.RLock()
         _LIVE.add(self)
         self._warned = False
         self._last_deopt: str | None = None
-        self._last_line = 0
         self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0, "speculation_failures": 0}
-        self._ns: dict[str, Any] = {
-            "_generic": self._call_generic,
-            "_deopt": lambda args: self._deopt(args, self._last_line),
-            "_take": self._take,
-            "_counts": self._counts,
-        }
+        #: The generic path's calls (what tests of the fast paths watch).
+        self.generic_calls = 0
         self._installed: pytypes.CodeType | None = None  # the code we last gave self.function
-        OWN_CODE.add(self._ns["_deopt"].__code__)
+        #: The function's code and defaults for the current specialisations, while no
+        #: tool observes (what `observed_changed` puts back when the tool stops).
+        self._prefixed: tuple[Any, ...] | None = None  # (code, its defaults, the defaults it binds, any known keys)
+        # The prefix's C entry, and its `Known`: calls of signatures known to fall back
+        # run the function's body there, and are counted by it (fastpath.py).
+        self._entry: Any = None
+        self._known: Any = None
         self.function = self._make_function()
         observe.listen(self)
-        if observe.observed():
-            self._regenerate()
+        self._regenerate()
         for sig in signatures or ():
             argtypes = parse_signature(sig)
             key = tuple(_PYTHON_TYPE.get(t, t) for t in argtypes)  # the key a call computes
@@ -137,6 +139,7 @@ class Dispatcher:
         compile_seconds."""
         out = dict(self._counts)
         out["native_calls"] += sum(n.fast_calls() for n in list(self._native.values()))
+        out["interpreted_calls"] += self._known.ticks if self._known is not None else 0
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -144,6 +147,7 @@ class Dispatcher:
 
     @hidden_frames
     def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+        self.generic_calls += 1
         if self.py_func.__defaults__ is not self._defaults:
             # Someone assigned new defaults: bind with them, as CPython would.
             self._defaults = self.py_func.__defaults__
@@ -166,6 +170,7 @@ class Dispatcher:
         if native is None:
             native = self._compile_for(key, args)
             if native is None:
+                self._note_fallback(key)
                 return self._interpret(args, kwargs)
         for g in self._guards:
             if not g.holds():
@@ -187,6 +192,22 @@ class Dispatcher:
             return self._deopt(args, _take_deopt_line())
         self._counts["native_calls"] += 1
         return native.box(out, args)
+
+    def _note_fallback(self, key: tuple[object, ...]) -> None:
+        """A key that does not compile: if its calls can be recognised by their types
+        alone, the prefix runs the body for them from now on (fastpath.py)."""
+        from .fastpath import MAX_INTERPRETED_KEYS, interpreted_key
+
+        if self.strict or key in self._in_prefix or key not in self._failed or key in self._failed_guards:
+            return
+        if len(self._in_prefix) < MAX_INTERPRETED_KEYS and interpreted_key(key):
+            with self._lock:
+                self._in_prefix.append(key)
+                self._regenerate()
+
+    def _deopt_call(self, args: tuple[Any, ...]) -> Any:
+        """A deopt of a call that the C entry or a direct call made."""
+        return self._deopt(args, _take_deopt_line())
 
     def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
         from .lower.runtime import SPECULATIVE_DEOPT, take_deopt_resume
@@ -226,13 +247,20 @@ class Dispatcher:
         return self.py_func(*args, **kwargs)
 
     def _make_function(self) -> pytypes.FunctionType:
-        from .fastpath import entry_function, generic_source
+        """The function users get: the original's code, globals, closure and defaults,
+        whose code `_regenerate` then gives its prefix (fastpath.py)."""
+        py = self.py_func
+        code = py.__code__
+        if self._suspends:
+            # (its code never changes kind: CPython deprecates giving a function code
+            # of another kind; a tool that observes sees the original's frames anyway)
+            from .fastpath import generic_code
 
-        fn = entry_function(generic_source(self.py_func), self._ns)
-        fn.__code__ = self._named(fn.__code__)
+            code = generic_code(py, _Forward(self, "_call_generic"))
+        fn = pytypes.FunctionType(code, py.__globals__, py.__name__, py.__defaults__, py.__closure__)
+        fn.__kwdefaults__ = py.__kwdefaults__
         self._installed = fn.__code__
-        OWN_CODE.add(fn.__code__)
-        functools.update_wrapper(fn, self.py_func)
+        functools.update_wrapper(fn, py)
         fn.__signature__ = self.__signature__  # type: ignore[attr-defined]
         for name in ("py_func", "explain", "inspect_ir", "inspect_llvm", "inspect_asm"):
             setattr(fn, name, getattr(self, name))
@@ -243,50 +271,58 @@ class Dispatcher:
 
     def observed_changed(self, observed: bool) -> None:
         with self._lock:
-            self._regenerate()
+            if self._suspends:
+                return
+            if observed:
+                self._install(self.py_func.__code__, self.py_func.__defaults__)
+            elif self._prefixed is not None:  # the code from before the tool started
+                self._install(*self._prefixed[:2])
 
     def _regenerate(self) -> None:
-        """Swap in fast-path code for the current native specialisations (or, while a
-        tracing tool is active, code that calls the function itself)."""
-        from .fastpath import DEOPT, FALL, can_generate, direct_supported, entry_function, fast_source, generic_source, observed_source
+        """Bring the function up to date with the native specialisations, their guards
+        and the signatures known to fall back: the C entry and `Known` are updated in
+        place, the prefix is rebuilt only when the defaults changed (or, while a tracing
+        tool is active, the function gets its own code as written)."""
+        from .fastpath import DEOPT, FALL, MISSING, can_generate, generic_code, prefixed_code
 
+        py = self.py_func
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
-        if observe.observed() or not can_generate(self.py_func):
-            source = observed_source() if observe.observed() else generic_source(self.py_func)
-            self._ns["_pyfunc"] = self.py_func
-            self._install(entry_function(source, self._ns))
+        if self._suspends:
             return
-        fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
-        direct = [(n.spec.argtypes, n) for n in self._native.values() if n.fast is None and direct_supported(n.spec.argtypes, n.calls_python)][:MAX_FAST_PATHS]
-        entry = None
-        if fast:
-            from .lower.runtime import Entry
+        if not can_generate(py):
+            if self._prefixed is None:
+                self._prefixed = (generic_code(py, _Forward(self, "_call_generic")), None)
+        else:
+            if self._entry is None:
+                from .counters import Entry, Known
+                from .typing.specialize import MISSING as ABSENT
 
-            entry = Entry(self._nparams, FALL, DEOPT)
-            entry.set(fast)
-        ns: dict[str, Any] = {}
-        source = fast_source(self.py_func, entry, self._guards, ns, self._defaults, direct)
-        self._ns.update(ns)
-        self._install(entry_function(source, self._ns))
+                self._entry = Entry(self._nparams, FALL, DEOPT, ABSENT)
+                self._known = Known(self._nparams, ())
+            fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
+            self._entry.set(fast, [(g.namespace, g.name, g.expected, g.is_attr) for g in self._guards] if fast else [])
+            keys = tuple(k for k in self._in_prefix if k in self._failed)
+            self._known.set(keys)
+            if self._prefixed is None or self._prefixed[2] is not self._defaults or self._prefixed[3] != bool(keys):
+                code = prefixed_code(
+                    py, generic=_Forward(self, "_call_generic"), deopt=_Forward(self, "_deopt_call"),
+                    defaults=self._defaults, entry=self._entry, known=self._known if keys else None,
+                )  # fmt: skip
+                missing = tuple(MISSING for _ in self._defaults) if self._defaults else None
+                self._prefixed = (code, missing, self._defaults, bool(keys))
+        if observe.observed():
+            self._install(py.__code__, py.__defaults__)
+        else:
+            self._install(*self._prefixed[:2])
 
-    def _install(self, made: pytypes.FunctionType) -> None:
+    def _install(self, code: pytypes.CodeType, defaults: tuple[Any, ...] | None) -> None:
         if self.function.__code__ is not self._installed:
             # Someone gave the function other code (a hot-reload tool): it is theirs now,
             # and runs as it would on the original function.
             return
-        self.function.__code__ = self._named(made.__code__)
-        self.function.__defaults__ = made.__defaults__
-        self._installed = self.function.__code__
-        OWN_CODE.add(self._installed)
-
-    def _named(self, code: pytypes.CodeType) -> pytypes.CodeType:
-        """Errors raised while binding arguments name the function, as CPython's do."""
-        own = self.py_func.__code__
-        return code.replace(co_name=own.co_name, co_qualname=own.co_qualname)
-
-    def _take(self) -> int:
-        self._last_line = _take_deopt_line()
-        return self._last_line
+        self.function.__code__ = code
+        self.function.__defaults__ = defaults
+        self._installed = code
 
     # -- compiling ------------------------------------------------------------------
 
@@ -345,8 +381,13 @@ class Dispatcher:
             finally:
                 self._counts["compile_seconds"] += time.perf_counter() - start
             self._native[key] = native
+            have = {(id(g.namespace), g.name, id(g.expected), g.is_attr) for g in self._guards}
             for g in spec.all_guards():
-                if g.namespace is not self.py_func and g not in self._guards:
+                # (each specialisation brings its own Guard objects for the same names:
+                # every call tests each distinct one once)
+                key = (id(g.namespace), g.name, id(g.expected), g.is_attr)
+                if g.namespace is not self.py_func and key not in have:
+                    have.add(key)
                     self._guards.append(g)
             self._regenerate()
             return native
@@ -357,6 +398,7 @@ class Dispatcher:
             self._native.clear()
             self._failed.clear()
             self._failed_guards.clear()
+            self._in_prefix.clear()
             self._guards = []
             self._regenerate()
 
@@ -402,6 +444,28 @@ class Dispatcher:
         return f"<cuvil_bc dispatcher for {self.py_func.__qualname__}>"
 
 
+class _Forward:
+    """A method of a dispatcher, for the function's prefix to call, that does not keep
+    the dispatcher alive. The prefix holds it as a constant of the function's code, and
+    code objects are invisible to the garbage collector: a constant that reached the
+    function (the dispatcher holds it) would keep both alive forever."""
+
+    __slots__ = ("_dispatcher", "_name")
+
+    def __init__(self, dispatcher: "Dispatcher", name: str) -> None:
+        self._dispatcher = weakref.ref(dispatcher)
+        self._name = name
+
+    def __call__(self, *args: Any) -> Any:
+        dispatcher = self._dispatcher()
+        if dispatcher is None:  # (the function's `dispatcher` attribute was deleted)
+            raise RuntimeError("cuvil_bc: this compiled function's dispatcher is gone")
+        return getattr(dispatcher, self._name)(*args)
+
+
+OWN_CODE.add(_Forward.__call__.__code__)
+
+
 #: Every dispatcher, for `_after_fork_in_child`.
 _LIVE: "weakref.WeakSet[Dispatcher]" = weakref.WeakSet()
 
@@ -421,7 +485,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-OWN_CODE.update((Dispatcher._interpret.__code__, Dispatcher._deopt.__code__))
+OWN_CODE.update((Dispatcher._interpret.__code__, Dispatcher._deopt.__code__, Dispatcher._deopt_call.__code__))
 
 
 class _LiveStats(dict):  # type: ignore[type-arg]

@@ -16,6 +16,7 @@ entry again:
 from __future__ import annotations
 
 import functools
+import sys
 import types
 import weakref
 from typing import Any, Callable
@@ -37,6 +38,18 @@ def strip_own_frames(e: BaseException) -> None:
     while tb is not None and (tb.tb_frame.f_code in OWN_CODE or tb.tb_frame.f_code.co_filename == OWN_FILENAME):
         tb = tb.tb_next
     e.__traceback__ = tb
+
+
+def unlink_own() -> None:
+    """Called by the handler in a compiled function's prefix (fastpath.py): take the
+    prefix's own traceback entry out of the exception it handles, and the entries of
+    our frames after it. The function's frame shows again if its body, interpreted,
+    raised (it then runs in another frame)."""
+    e = sys.exc_info()[1]
+    tb = e.__traceback__ if e is not None else None
+    if tb is not None and tb.tb_frame is sys._getframe(1):
+        e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
+        strip_own_frames(e)  # type: ignore[arg-type]
 
 
 def hidden_frames(method: Callable[..., Any]) -> Callable[..., Any]:

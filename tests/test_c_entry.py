@@ -7,11 +7,13 @@ from __future__ import annotations
 import enum
 import math
 
+import numpy as np
+
 import pytest
 
 import cuvil_bc
 from cuvil_bc.lower.runtime import Entry
-from cuvil_bc.testing import check, compile_source, native_ran
+from cuvil_bc.testing import check, check_with, compile_source, native_ran
 
 
 def _fast_calls(f) -> int:  # type: ignore[no-untyped-def]
@@ -78,23 +80,130 @@ def test_the_gil_is_kept_for_loop_free_code() -> None:
     short = compile_source("def f(a, b):\n    return a + b\n")
     long = compile_source("def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n")
     short(1, 2), long(10)
-    [(_, _, _, short_releases, _, _)] = [n.fast for n in short.dispatcher._native.values()]
-    [(_, _, _, long_releases, _, _)] = [n.fast for n in long.dispatcher._native.values()]
+    [(_, _, short_releases, _, _)] = [n.fast for n in short.dispatcher._native.values()]
+    [(_, _, long_releases, _, _)] = [n.fast for n in long.dispatcher._native.values()]
     assert not short_releases and long_releases
+
+
+def _slot(kind, t=int, count=0):  # type: ignore[no-untyped-def]
+    return (kind, count, t, None, 0, 0, 0)
 
 
 def test_an_entry_refuses_what_does_not_fit() -> None:
     fall, deopt = object(), object()
     with pytest.raises(ValueError):
-        Entry(5, fall, deopt)
-    e = Entry(1, fall, deopt)
+        Entry(65, fall, deopt, None)
+    e = Entry(1, fall, deopt, None)
     assert e(1) is fall and e() is fall and e(1, 2) is fall
+    ok = (_slot("i"),)
     with pytest.raises(ValueError):
-        e.set([((int, int), "ii", "i", 0, 0, None)])  # two types for one parameter
+        e.set([((_slot("x"),), ok, 0, 0, None)], [])  # no such kind
     with pytest.raises(ValueError):
-        e.set([((int,), "x", "i", 0, 0, None)])
+        e.set([((_slot("u", object, 1), _slot("i")), ok, 0, 0, None)], [])  # a union argument
+    with pytest.raises(ValueError):
+        e.set([(ok, (_slot("A", np.ndarray, 0),), 0, 0, None)], [])  # an array of no dimensions
+    with pytest.raises(ValueError):
+        e.set([((("i", 0, "int", None, 0, 0, 0),), ok, 0, 0, None)], [])  # not a type
+    with pytest.raises(ValueError):
+        e.set([(ok, ok, 0, 0, None)] * 9, [])  # more signatures than it holds
     with pytest.raises(TypeError):
-        e.set([((int,), "i")])
+        e.set([(ok, ok)], [])
+    with pytest.raises(ValueError):
+        e.set([], [([], "x", 1, False)])  # a guard's namespace that is not a dict
+    assert e(1) is fall  # nothing was set
+
+
+@pytest.mark.parametrize(
+    "source, args",
+    [
+        ("def f(v):\n    x, y, z = v\n    return math.sqrt(x * x + y * y + z * z)\n", ((1.0, 2.0, 3.0),)),
+        ("def f(v, k):\n    return (v[0] * k, (v[1], v[0] < k), None)\n", ((2, 3.5), 4)),
+        ("def f(a, k):\n    return a is None or k > 1\n", (None, 3)),
+        ("def f(x):\n    return x * 2.0\n", (np.float64(1.5),)),
+        ("def f(x):\n    return x + 1\n", (np.int64(41),)),
+        ("def f(x, y):\n    return x and y\n", (np.bool_(True), np.bool_(False))),
+        ("def f(x):\n    if x > 0:\n        return x\n    return None\n", (3,)),
+        ("def f(a):\n    return a[0] + a[a.shape[0] - 1]\n", (np.arange(10.0),)),
+        ("def f(a, i):\n    a[i, 1] = 7\n    return a[i, 1] + a[0, 0]\n", (np.zeros((3, 4), np.int64), 2)),
+        ("def f(a):\n    return a[0] * 2\n", (np.arange(10)[::3],)),
+    ],
+    ids=["tuple", "nested tuple result", "None", "np.float64", "np.int64", "np.bool", "union result", "1-D array", "2-D array write", "strided array"],
+)
+def test_tuples_none_numpy_scalars_and_arrays_run_through_the_c_entry(source: str, args: tuple) -> None:  # type: ignore[type-arg]
+    f = compile_source(source, np=np)
+    check(f, *args)
+    before = _fast_calls(f)
+    check(f, *args)
+    assert _fast_calls(f) == before + 1, f.explain()
+
+
+@pytest.mark.parametrize(
+    "source, args",
+    [
+        ("def f(x):\n    out = np.empty(3)\n    out[0] = x\n    out[1] = 2.0 * x\n    out[2] = 3.0 * x\n    return out\n", (1.5,)),
+        ("def f(n):\n    a = np.zeros((n, 2), dtype=np.int32)\n    a[0, 1] = 5\n    return a.T\n", (3,)),
+        ("def f(a):\n    return a\n", (np.arange(4.0),)),
+        ("def f(a):\n    return a.T\n", (np.arange(6.0).reshape(3, 2),)),
+        ("def f(a):\n    return a.T, a\n", (np.arange(6.0).reshape(2, 3),)),
+        ("def f(n):\n    a = np.zeros(n)\n    return a, (a, 1)\n", (4,)),
+        ("def f(n):\n    a = np.zeros(n)\n    b = np.ones(n)\n    return (b, a) if n > 2 else (a, b)\n", (3,)),
+        ("def f(n):\n    if n > 2:\n        return np.zeros(n)\n    return None\n", (3,)),
+    ],
+    ids=["new array", "transposed new array", "argument", "view of an argument", "view and argument", "one array twice", "two arrays", "array or None"],
+)
+def test_array_results_are_built_in_c(source: str, args: tuple) -> None:  # type: ignore[type-arg]
+    f = compile_source(source, np=np)
+    check(f, *args)
+    before = _fast_calls(f)
+    result = f(*args)
+    assert _fast_calls(f) == before + 1, f.explain()
+    expected = f.py_func(*args)
+    # Identity as in CPython: an argument comes back as itself, one array twice is
+    # one object, and a view's base is the argument.
+    flat = lambda r: [x for y in (r if isinstance(r, tuple) else (r,)) for x in (y if isinstance(y, tuple) else (y,))]  # noqa: E731
+    got, want = flat(result), flat(expected)
+    for i, x in enumerate(got):
+        for j, y in enumerate(got):
+            assert (x is y) == (want[i] is want[j])
+        for a in args:
+            assert (x is a) == (want[i] is a)
+            if isinstance(x, np.ndarray) and isinstance(a, np.ndarray) and x is not a:
+                assert np.shares_memory(x, a) == np.shares_memory(want[i], a)
+
+
+def test_a_native_array_is_freed_with_its_result() -> None:
+    from cuvil_bc.lower.runtime import lib
+
+    f = compile_source("def f(n):\n    a = np.zeros((n, 2))\n    a[0, 0] = 1.0\n    return a, a.T\n", np=np)
+    check(f, 5)
+    before = lib.cb_live_allocations()
+    kept = f(5)
+    assert lib.cb_live_allocations() == before + 1
+    kept[0][0, 1] = 9.0
+    assert kept[1][1, 0] == 9.0 and kept[1].base is not None
+    del kept
+    import gc
+
+    gc.collect()
+    assert lib.cb_live_allocations() == before
+
+
+def test_the_c_entry_tells_array_layouts_apart() -> None:
+    # Each layout is its own signature (`array_type`): a read-only array, a strided one
+    # and another dtype must not be taken for the signature compiled first.
+    f = compile_source("def f(a):\n    a[0] = 1\n    return a[1]\n")
+    check_with(f, lambda: (np.zeros(4),))
+    readonly = np.zeros(4)
+    readonly.flags.writeable = False
+    check(f, readonly, native=False)  # CPython raises ValueError at the write
+    check_with(f, lambda: (np.zeros(8)[::2],))
+    check_with(f, lambda: (np.zeros(4, np.int64),))
+    check_with(f, lambda: (np.zeros((2, 2)),), native=False)  # a row assignment
+    assert len(f.signatures) == 3, f.signatures
+    before = _fast_calls(f)
+    for a in (np.zeros(4), np.zeros(8)[::2], np.zeros(4, np.int64)):
+        check_with(f, lambda: (a.copy() if a.base is None else np.zeros(8)[::2],))
+    assert _fast_calls(f) == before + 3
 
 
 def test_a_parameter_named_like_the_entrys_locals() -> None:

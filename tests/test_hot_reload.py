@@ -32,6 +32,15 @@ def test_new_code_for_a_compiled_function_takes_effect_and_stays() -> None:
         assert f(x) == new(x) and type(f(x)) is type(new(x))
 
 
+def test_new_code_sees_the_modules_globals() -> None:
+    # The compiled function has its module's globals (it once had the dispatcher's,
+    # where `math` was not found).
+    f = compile_source(SOURCE, "step")
+    check(f, 5)
+    f.__code__ = f.py_func.__globals__["step_v2"].__code__
+    assert f(2.5) == 250 and f(0.125) == 12
+
+
 def test_a_compiled_caller_notices_its_callee_got_new_code() -> None:
     g = compile_source(SOURCE, "caller")
     check(g, 5)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 import pytest
 from hypothesis import strategies as st
 
@@ -179,12 +181,10 @@ def test_fast_path_taken_when_a_builtin_is_guarded() -> None:
     # the slow generic path (correct results, 6x the call cost).
     f = cuvil_bc.compile(_uses_range)
     assert f(5) == _uses_range(5)
-    generic_calls = []
-    original = f.dispatcher._ns["_generic"]
-    f.dispatcher._ns["_generic"] = lambda *a: generic_calls.append(a) or original(*a)
+    before = f.dispatcher.generic_calls
     for n in range(10):
         assert f(n) == _uses_range(n)
-    assert generic_calls == []
+    assert f.dispatcher.generic_calls == before
 
 
 def _uses_range(n):
@@ -254,3 +254,17 @@ def f(a, b, x):
         check(f, a, b, 1)
         check(f, a, b, -5)
     assert native_ran(f)
+
+
+def test_each_global_guard_is_tested_once_whatever_the_signatures() -> None:
+    # Every specialisation brings its own Guard objects for the same globals, which
+    # compare by identity: the dispatcher kept them all, so a function compiled for
+    # many signatures tested the same global dozens of times a call.
+    f = compile_source("def f(x):\n    return abs(x) + max(x, 0) + SCALE\n", SCALE=2)
+    for x in (3, -2.5, True, (1,)[0]):
+        check(f, x)
+    first = len(f.dispatcher._guards)
+    for x in (np.float64(1.5), np.int64(-3)):
+        check(f, x)
+    names = [(id(g.namespace), g.name) for g in f.dispatcher._guards]
+    assert len(names) == len(set(names)) and len(names) == first, names

@@ -157,46 +157,106 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     which adds none: the function's frame then shows once in the traceback, at the
     line that raised, as in CPython (the frames of the function's interpreted copy and
     of the dispatcher follow it, and those of the dispatcher take themselves out).
-
-    The test carries no line number (tracing in such a process sees the function's
-    own lines only); the call has the line after the ``def``.
     """
-    params = list(code.co_varnames[: code.co_argcount])
-    posonly = code.co_posonlyargcount
-    signature = ", ".join(params[:posonly] + (["/"] if posonly else []) + params[posonly:] + [_CALLEE])
+    params = ", ".join(code.co_varnames[: code.co_argcount])
     source = (
-        f"def _t({signature}):\n    if {_CALLEE} is not None:\n        try:\n"
-        f"            return {_CALLEE}.function({', '.join(params)})\n"
-        f"        except:\n            {_CALLEE}.unlink()\n            raise\n    {_BODY}\n"
+        "    if __callee is not None:\n        try:\n"
+        f"            return __callee.function({params})\n"
+        "        except:\n            __callee.unlink()\n            raise\n"
     )
+    return with_prefix(code, source, {"__callee": native}, call_line="return __callee")
+
+
+def with_prefix(code: types.CodeType, source: str, constants: dict[str, object], call_line: str = "") -> types.CodeType:
+    """`code` with the statements of `source` (Python, indented by four spaces) run
+    before its body. `source` may read `code`'s parameters, assign locals of its own,
+    return, and falls through into the body where it ends. Each name of `constants`
+    that it reads becomes a constant of the code (not a global: `counters.py` says
+    why). Its instructions carry no line number, except those of the source lines
+    that start with `call_line`, which get the line after the ``def`` (what a
+    profiler or a traceback through a call there shows)."""
+    helpers = list(constants)
+    nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
+    template_source = f"def _t({', '.join([*code.co_varnames[:nargs], *helpers])}):\n{source}    {_BODY}\n"
     ns: dict[str, Any] = {}
-    exec(compile(source, "<cuvil_bc>", "exec"), ns)
+    exec(compile(template_source, "<cuvil_bc>", "exec"), ns)
     import bytecode
 
+    lines = template_source.splitlines()
+    called = {n + 1 for n, text in enumerate(lines) if call_line and text.strip().startswith(call_line)}
     template = list(bytecode.Bytecode.from_code(ns["_t"].__code__))
     instrs = [(k, i) for k, i in enumerate(template) if isinstance(i, bytecode.Instr)]
     start = next(k for k, i in instrs if i.name == "RESUME") + 1
-    test_end = next(k for k, i in instrs if k >= start and isinstance(i.arg, bytecode.Label))
-    marker = next(k for k, i in instrs if i.arg == _BODY or (isinstance(i.arg, tuple) and _BODY in i.arg))
-    marker_end = next(k for k, i in instrs if k > marker and i.name in ("RETURN_VALUE", "RETURN_CONST"))
+    # Where the prefix falls through (when every path of it returns, CPython dropped
+    # the marker: the body then follows the prefix, unreachable but still the code's).
+    marker = next((k for k, i in instrs if i.arg == _BODY or (isinstance(i.arg, tuple) and _BODY in i.arg)), len(template))
+    marker_end = next((k for k, i in instrs if k > marker and i.name in ("RETURN_VALUE", "RETURN_CONST")), len(template))
     prefix: list[object] = []
+    index = {name: k for k, name in enumerate(constants)}
     for k, item in enumerate(template[start:], start):
         if marker <= k <= marker_end:
             if k == marker:
                 prefix.append(_BODY)
             continue
         if not isinstance(item, bytecode.Instr):
-            prefix.append(item)  # labels, and the try block's begin and end
+            prefix.append(item)  # labels, and try blocks' begins and ends
             continue
-        lineno = None if k <= test_end else code.co_firstlineno + 1
-        if item.name == "LOAD_FAST" and item.arg == _CALLEE:
-            prefix.append(bytecode.Instr("LOAD_CONST", native, lineno=lineno))
-        else:
-            assert _CALLEE not in (item.arg if isinstance(item.arg, tuple) else (item.arg,)), item
-            prefix.append(bytecode.Instr(item.name, item.arg, lineno=lineno))
-    abstract = bytecode.Bytecode.from_code(code)
-    items = list(abstract)
+        lineno = code.co_firstlineno + 1 if item.lineno in called else None
+        prefix.extend(_constants_for(item, index, lineno))
+    if marker == len(template):
+        prefix.append(_BODY)
+    abstract, items = _abstract(code)
     resume = next(k for k, i in enumerate(items) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
     at = prefix.index(_BODY)
     abstract[:] = items[:resume] + prefix[:at] + items[resume:] + prefix[at + 1 :]
-    return _to_code(abstract, code)
+    made = _to_code(abstract, code)
+    # The constants go in last: the bytecode library compares constants with == to
+    # share them, which for a module's globals (a guard's namespace) compares dicts.
+    values = list(constants.values())
+    return made.replace(co_consts=tuple(values[c[1]] if _is_stand_in(c) else c for c in made.co_consts))
+
+
+@lru_cache(maxsize=32)
+def _decoded(code: types.CodeType) -> "bytecode.Bytecode":
+    """`code` as the bytecode library reads it, once (a dispatcher gives the same
+    function a new prefix each time its specialisations change, and reading a large
+    body costs milliseconds). Callers copy it; nothing changes it."""
+    import bytecode
+
+    return bytecode.Bytecode.from_code(code)
+
+
+def _abstract(code: types.CodeType) -> tuple["bytecode.Bytecode", list[object]]:
+    """A new `bytecode.Bytecode` with `code`'s attributes, and `code`'s instructions."""
+    import bytecode
+
+    decoded = _decoded(code)
+    abstract = bytecode.Bytecode()
+    abstract._copy_attr_from(decoded)
+    return abstract, list(decoded)
+
+
+_STAND_IN = "__cuvil_bc_constant__"
+
+
+def _is_stand_in(value: object) -> bool:
+    return type(value) is tuple and len(value) == 2 and value[0] == _STAND_IN and type(value[1]) is int
+
+
+def _constants_for(item: "bytecode.Instr", index: dict[str, int], lineno: int | None) -> list["bytecode.Instr"]:
+    """`item` of the template with its loads of `constants` made loads of stand-ins
+    for them (3.13 loads two locals in one instruction, which becomes two)."""
+    import bytecode
+
+    name = item.name
+    constants = index
+    if name in ("LOAD_FAST", "LOAD_FAST_CHECK") and item.arg in constants:
+        return [bytecode.Instr("LOAD_CONST", (_STAND_IN, index[item.arg]), lineno=lineno)]
+    if name == "LOAD_FAST_LOAD_FAST" and any(a in constants for a in item.arg):
+        return [
+            bytecode.Instr("LOAD_CONST", (_STAND_IN, index[a]), lineno=lineno) if a in constants else bytecode.Instr("LOAD_FAST", a, lineno=lineno)
+            for a in item.arg
+        ]
+    args = item.arg if isinstance(item.arg, tuple) else (item.arg,)
+    assert not any(isinstance(a, str) and a in constants for a in args), item
+    return [bytecode.Instr(name, item.arg, lineno=lineno)]

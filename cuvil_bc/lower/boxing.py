@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..typing.types import BOOL, FLOAT, INT, NP_BOOL, NP_F64, NP_I64, ArrayType, NpScalar, TupleType, Type, UnionType
+from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, ArrayType, NpScalar, TupleType, Type, UnionType
 from .ltypes import words
 
 
@@ -126,6 +126,45 @@ def _arg_exprs(t: Type, expr: str) -> list[str]:
     if isinstance(t, TupleType):
         return [e for i, item in enumerate(t.items) for e in _arg_exprs(item, f"{expr}[{i}]")]
     return []
+
+
+#: The C entry's slot kinds (csrc/entry.c) of the scalar types.
+_SLOT_KIND = {INT: "i", BOOL: "b", FLOAT: "d", NONE: "n"}
+
+
+def entry_slots(argtypes: tuple[Type, ...], ret: Type) -> tuple[tuple[tuple[Any, ...], ...], tuple[tuple[Any, ...], ...]]:
+    """The C entry's programs (csrc/entry.c) for a signature: the slots of its
+    arguments and of its result, in preorder, each (kind, count, exact type, dtype,
+    writeable, unit stride, itemsize)."""
+    arg_slots: list[tuple[Any, ...]] = []
+    ret_slots: list[tuple[Any, ...]] = []
+    for t in argtypes:
+        _slots(t, arg_slots)
+    _slots(ret, ret_slots)
+    return tuple(arg_slots), tuple(ret_slots)
+
+
+def _slots(t: Type, out: list[tuple[Any, ...]]) -> None:
+    if isinstance(t, TupleType):
+        out.append(("t", len(t.items), tuple, None, 0, 0, 0))
+        for item in t.items:
+            _slots(item, out)
+    elif isinstance(t, UnionType):
+        out.append(("u", len(t.options), object, None, 0, 0, 0))
+        for option in t.options:
+            _slots(option, out)
+    elif isinstance(t, ArrayType):
+        import numpy as np
+
+        dtype = np.dtype(t.dtype)
+        out.append(("A", t.ndim, np.ndarray, dtype, int(not t.readonly), int(t.unit_stride), dtype.itemsize))
+    elif isinstance(t, NpScalar):
+        import numpy as np
+
+        # (a narrow dtype is a result only: its value is exact in the wide word)
+        out.append(({FLOAT: "F", INT: "I", BOOL: "B"}[t.base], 0, np.dtype(t.name).type, None, 0, 0, 0))
+    else:
+        out.append((_SLOT_KIND[t], 0, {INT: int, BOOL: bool, FLOAT: float, NONE: type(None)}[t], None, 0, 0, 0))
 
 
 def make_boxer(t: Type) -> Callable[..., Any]:

@@ -1413,37 +1413,56 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
 __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
 
 
-#: What a fast entry returns when the call must be finished by CPython; the dispatcher
-#: then confirms with the runtime's thread-local deopt line (the value may be genuine).
-FAST_INT_SENTINEL = -(2**63)
+def words_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: bool) -> bool:
+    """Signatures that the C entry (csrc/entry.c) calls: no calls to Python functions
+    (whose depth budget only the dispatcher's generic path computes), and arguments and
+    a result that it can unbox and box, each within its word limit."""
+    from .ltypes import c_param_types, words
 
+    def boxable(t: Type) -> bool:
+        if isinstance(t, TupleType):
+            return all(boxable(i) for i in t.items)
+        if isinstance(t, UnionType):
+            return all(boxable(o) for o in t.options)
+        return t in (INT, FLOAT, BOOL, NONE) or isinstance(t, (NpScalar, ArrayType))
 
-def fast_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: bool) -> bool:
-    """Scalar in, scalar out, and no calls to Python functions (whose depth budget the
-    dispatcher must compute per call)."""
-    from .ltypes import c_param_types
+    def unboxable(t: Type) -> bool:
+        if isinstance(t, TupleType):
+            return all(unboxable(i) for i in t.items)
+        return t in (INT, FLOAT, BOOL, NONE) or isinstance(t, ArrayType) or (isinstance(t, NpScalar) and not t.narrow)
 
     flat = [c for t in argtypes for c in c_param_types(t)]
-    return not calls_python and all(t in (INT, FLOAT, BOOL) for t in argtypes) and len(flat) <= 4 and ret in (INT, FLOAT, BOOL)
+    return (
+        not calls_python
+        and all(unboxable(t) for t in argtypes)
+        and boxable(ret)
+        and len(flat) <= ENTRY_WORDS
+        and words(ret) <= ENTRY_WORDS
+    )
 
 
-def emit_fast_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
-    """Add ``i64|double @<symbol>.fast(i64* calls, <scalar params>)``: the result
-    itself, or a sentinel (INT64_MIN or NaN) when the call deoptimised. A call that
-    completes adds one to `*calls` (atomically: callers do not hold the GIL)."""
-    name = f"{symbol}.fast"
-    ret_ll = F64 if ret == FLOAT else I64
-    params = [I64.as_pointer()] + [p for t in argtypes for p in llvm_param_types(t)]
-    fn = ir.Function(module, ir.FunctionType(ret_ll, params), name=name)
+#: The most words of arguments, and of result, that the C entry passes (CB_ENTRY_WORDS
+#: in csrc/entry.c).
+ENTRY_WORDS = 64
+
+
+def emit_words_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], entry: str) -> str:
+    """Add ``i32 @<symbol>.words(i64* calls, i64* in, i64* out)``, which the C entry
+    calls: `entry` (the cffi entry point, `emit_entry`) with its flattened parameters
+    read from `in`, at depth 0. A call that completes adds one to `*calls` (atomically:
+    callers do not hold the GIL). Returns the status: nonzero when the call must be
+    finished by CPython."""
+    name = f"{symbol}.words"
+    words_ptr = I64.as_pointer()
+    fn = ir.Function(module, ir.FunctionType(I32, [words_ptr, words_ptr, words_ptr]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    calls, scalars = fn.args[0], fn.args[1:]
-    args = [b.icmp_signed("!=", p, ir.Constant(I64, 0)) if t == BOOL else p for p, t in zip(scalars, argtypes)]
-    pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [ir.Constant(I32, 0)])
-    ok = b.icmp_signed("==", b.extract_value(pair, 0), ir.Constant(I32, 0))
+    calls, given, out = fn.args
+    params = []
+    for k, ty in enumerate(p for t in argtypes for p in llvm_param_types(t)):
+        word = b.load(b.gep(given, [ir.Constant(I64, k)]))
+        params.append(b.bitcast(word, F64) if ty == F64 else word)
+    status = b.call(module.get_global(entry), [ir.Constant(I32, 0)] + params + [out])
+    ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
     b.atomic_rmw("add", calls, b.zext(ok, I64), "monotonic")
-    value = b.extract_value(pair, 1)
-    if ret == BOOL:
-        value = b.zext(value, I64)
-    sentinel = ir.Constant(F64, float("nan")) if ret == FLOAT else ir.Constant(I64, FAST_INT_SENTINEL)
-    b.ret(b.select(ok, value, sentinel))
+    b.ret(status)
     return name

@@ -17,7 +17,7 @@ from ..counters import published_types
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 10
+ABI_VERSION = 13
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -105,7 +105,4 @@ def take_deopt_resume() -> tuple[int, object]:
     return int(lib.cb_take_deopt_resume()), lib.cb_deopt_slots()
 
 
-#: ``Entry(nparams, fall, deopt)``: a callable that runs a call's native signature, or
-#: returns `fall` (no signature matches) or `deopt` (native code handed the call back);
-#: ``entry.set([(types, codes, ret, release_gil, target address, target), ...])``.
-Entry = published_types().Entry
+from ..counters import Entry  # noqa: E402,F401 (the C entry: see counters.py)

@@ -1,0 +1,210 @@
+"""Calls known to fall back (issue 16, "cheap fallback"): once a signature is known not to
+compile, its calls run the function's own body in the compiled function's frame, after
+one comparison that C answers from the arguments' types (`fastpath.py`, `Known` in
+csrc/counter.c), instead of going through the dispatcher's generic path. Each case
+compares with CPython, and checks which path ran from the dispatcher's counts."""
+
+from __future__ import annotations
+
+import asyncio
+import traceback
+
+import pytest
+
+import cuvil_bc
+from cuvil_bc.testing import check, compile_source, native_ran
+
+
+class Point:
+    def __init__(self, x: float, y: float) -> None:
+        self.x = x
+        self.y = y
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self) and (self.x, self.y) == (other.x, other.y)  # type: ignore[attr-defined]
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.x!r}, {self.y!r})"
+
+
+class Point3(Point):
+    pass
+
+
+SOURCE = """
+def norm(p, scale=1.0):
+    return (p.x * p.x + p.y * p.y) * scale
+
+def pick(a, b):
+    if a is None:
+        raise ValueError("no a")
+    return a[0] + b
+
+def total(n):
+    t = 0
+    for i in range(n):
+        t += i
+    return t
+"""
+
+
+def _paths(f):  # type: ignore[no-untyped-def]
+    return f.dispatcher.generic_calls, f.stats["interpreted_calls"], f.stats["native_calls"]
+
+
+def test_known_signature_skips_the_generic_path_and_is_counted() -> None:
+    f = compile_source(SOURCE, "norm")
+    check(f, Point(3.0, 4.0), native=False)  # the generic path learns the signature
+    generic, interpreted, _ = _paths(f)
+    for k in range(5):
+        check(f, Point(k, 2.0), native=False)
+        check(f, Point(k, 2.0), 3.0, native=False)  # a default passed or not: the same key
+    assert f.dispatcher.generic_calls == generic
+    assert f.stats["interpreted_calls"] == interpreted + 10  # (check() calls the compiled function once)
+    assert "(Point, float): interpreted: argument of type Point" in f.explain()
+
+
+def test_a_subclass_is_another_signature() -> None:
+    f = compile_source(SOURCE, "norm")
+    check(f, Point(3.0, 4.0), native=False)
+    generic = f.dispatcher.generic_calls
+    check(f, Point3(1.0, 2.0), native=False)  # not the known Point: the generic path
+    assert f.dispatcher.generic_calls == generic + 1
+    check(f, Point3(1.0, 2.0), native=False)
+    assert f.dispatcher.generic_calls == generic + 1
+
+
+def test_new_signatures_still_compile_after_fallbacks() -> None:
+    f = compile_source(SOURCE, "pick")
+    check(f, [1, 2], 3, native=False)
+    check(f, (1.5, 2.0), 3.0)  # a tuple and a float: compiles
+    assert native_ran(f)
+    check(f, [4], 1, native=False)
+    check(f, (2.5, 1.0), 0.5)
+    generic = f.dispatcher.generic_calls
+    check(f, [4], 1, native=False)
+    assert f.dispatcher.generic_calls == generic
+
+
+def test_the_order_of_argument_types_matters() -> None:
+    f = compile_source(SOURCE, "pick")
+    check(f, [1, 2], 3, native=False)  # (list, int) known
+    generic = f.dispatcher.generic_calls
+    check(f, None, [1], native=False)  # (NoneType, list): raises, through the generic path
+    assert f.dispatcher.generic_calls == generic + 1
+
+
+def _frames(fn, *args):  # type: ignore[no-untyped-def]
+    try:
+        fn(*args)
+    except Exception as e:  # noqa: BLE001
+        return type(e), str(e), [(t.filename, t.name, t.lineno) for t in traceback.extract_tb(e.__traceback__)][1:]
+    raise AssertionError("no exception")
+
+
+def test_a_known_signatures_traceback_is_cpythons() -> None:
+    f = compile_source(SOURCE, "pick")
+    for _ in range(2):  # the generic path, then the known signature
+        assert _frames(f, [], 1) == _frames(f.py_func, [], 1)  # IndexError in the body
+    generic = f.dispatcher.generic_calls
+    assert _frames(f, [], 1) == _frames(f.py_func, [], 1)
+    assert f.dispatcher.generic_calls == generic
+
+
+def test_a_rebound_global_is_seen_by_a_known_signature() -> None:
+    f = compile_source("def g(p):\n    return SCALE * p.x\n", "g", SCALE=2.0)
+    check(f, Point(1.0, 0.0), native=False)
+    check(f, Point(1.0, 0.0), native=False)
+    f.py_func.__globals__["SCALE"] = 5.0
+    assert f(Point(1.0, 0.0)) == 5.0
+
+
+def test_a_compiled_function_with_a_known_signature_still_compiles_scalars() -> None:
+    f = compile_source(SOURCE, "total")
+    check(f, 5)  # an int: native
+    assert native_ran(f)
+    check(f, 2.5, native=False)  # range(float) raises TypeError in CPython
+    check(f, 2.5, native=False)
+    check(f, 7)
+    assert native_ran(f)
+
+
+def gen(n):  # type: ignore[no-untyped-def]
+    for i in range(n):
+        yield i * 2
+
+
+async def coro(x):  # type: ignore[no-untyped-def]
+    return x + 1
+
+
+def keyword_only(a, *, b=2):  # type: ignore[no-untyped-def]
+    return a + b
+
+
+def variadic(*xs):  # type: ignore[no-untyped-def]
+    return sum(xs)
+
+
+def positional_only(a, b=3, /):  # type: ignore[no-untyped-def]
+    return a * b
+
+
+def test_functions_the_prefix_does_not_fit_behave_as_cpythons() -> None:
+    g = cuvil_bc.compile(gen)
+    assert list(g(3)) == [0, 2, 4] and list(g(2)) == [0, 2]
+    c = cuvil_bc.compile(coro)
+    assert asyncio.run(c(1)) == 2
+    k = cuvil_bc.compile(keyword_only)
+    assert k(1) == 3 and k(1, b=5) == 6
+    with pytest.raises(TypeError, match=r"keyword_only\(\) takes 1 positional argument but 2 were given"):
+        k(1, 2)
+    v = cuvil_bc.compile(variadic)
+    assert v(1, 2, 3) == 6 and v() == 0
+    for f in (g, c, k, v):
+        assert f.stats["interpreted_calls"] > 0
+
+
+def test_positional_only_parameters_compile() -> None:
+    p = cuvil_bc.compile(positional_only)
+    check(p, 2)
+    check(p, 2, 5)
+    assert native_ran(p)
+    with pytest.raises(TypeError, match="positional-only arguments passed as keyword"):
+        p(a=1)
+
+
+def test_a_dropped_compiled_function_is_freed() -> None:
+    # The prefix's constants live in a code object, which the garbage collector does
+    # not see: one that reached the dispatcher kept it, and the function, alive.
+    import gc
+    import weakref
+
+    f = compile_source(SOURCE, "pick")
+    check(f, (1.5, 2.0), 3.0)
+    check(f, [1], 2, native=False)
+    check(f, [1], 2, native=False)  # a known signature, and a native one
+    gone = weakref.ref(f.dispatcher), weakref.ref(f)
+    del f
+    gc.collect()
+    assert gone[0]() is None and gone[1]() is None
+
+
+def test_a_generator_function_keeps_its_kind_while_a_tool_observes() -> None:
+    # Its code went from the generic path's (a plain function's) to the generator's own
+    # and back when a tracer started and stopped: Python 3.13 deprecates giving a
+    # function code of another kind (a DeprecationWarning, an error under -W error).
+    import sys
+    import warnings
+
+    g = cuvil_bc.compile(gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert list(g(2)) == [0, 2]
+        sys.settrace(lambda *a: None)
+        try:
+            assert list(g(3)) == [0, 2, 4]
+        finally:
+            sys.settrace(None)
+        assert list(g(1)) == [0]
+    assert g.__code__.co_flags & 0x20 == 0  # the generic path's code, all along
