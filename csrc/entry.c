@@ -83,18 +83,26 @@ typedef struct {
     int is_attr;
 } cb_guard;
 
+/* What one `set` gave an entry. A call holds it (`refs`, under the GIL) while native
+ * code runs without the GIL: another thread may replace it meanwhile (a guard failed,
+ * a signature was added), and it is freed once the last call is done with it. */
 typedef struct {
-    PyObject_HEAD
-    vectorcallfunc vectorcall;
-    Py_ssize_t nargs;
+    Py_ssize_t refs;
     int count;
     cb_signature signatures[CB_ENTRY_SIGNATURES];
     cb_guard *guards; /* PyMem; their objects are in `keep` */
     Py_ssize_t nguards;
+    PyObject *keep; /* the slots' type objects, the guards' objects, the targets' owners */
+} cb_set;
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    Py_ssize_t nargs;
+    cb_set *set; /* NULL before the first `set` */
     PyObject *absent;
     PyObject *fall;
     PyObject *deopt;
-    PyObject *keep; /* the slots' type objects and the targets' owners */
 } cb_entry;
 
 enum { NO_MATCH = 0, MATCH = 1, FALL = -1 };
@@ -368,9 +376,9 @@ static PyObject *box(const cb_slot *slots, int *at, const cb_word *w, int *n, cb
 
 /* 1 when every guard holds, 0 when one does not, -1 with an exception (an attribute
  * lookup that raised other than AttributeError, as getattr with a default would). */
-static int guards_hold(cb_entry *self) {
-    for (Py_ssize_t g = 0; g < self->nguards; g++) {
-        cb_guard *guard = &self->guards[g];
+static int guards_hold(cb_entry *self, cb_set *set) {
+    for (Py_ssize_t g = 0; g < set->nguards; g++) {
+        cb_guard *guard = &set->guards[g];
         PyObject *value;
         if (guard->is_attr) {
             value = PyObject_GetAttr(guard->namespace, guard->name);
@@ -395,16 +403,37 @@ static int guards_hold(cb_entry *self) {
     return 1;
 }
 
+static void free_signatures(cb_signature *sigs, int count);
+
+static void release_set(cb_set *set) {
+    if (set == NULL || --set->refs > 0)
+        return;
+    free_signatures(set->signatures, set->count);
+    PyMem_Free(set->guards);
+    Py_XDECREF(set->keep);
+    PyMem_Free(set);
+}
+
+static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py_ssize_t nargs);
+
 static PyObject *entry_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     cb_entry *self = (cb_entry *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (kwnames != NULL || nargs != self->nargs || self->count == 0)
+    cb_set *set = self->set;
+    if (kwnames != NULL || nargs != self->nargs || set == NULL || set->count == 0)
         return Py_NewRef(self->fall);
-    int hold = guards_hold(self);
+    set->refs++;
+    PyObject *result = call_set(self, set, args, nargs);
+    release_set(set);
+    return result;
+}
+
+static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py_ssize_t nargs) {
+    int hold = guards_hold(self, set);
     if (hold <= 0)
         return hold < 0 ? NULL : Py_NewRef(self->fall);
-    for (int s = 0; s < self->count; s++) {
-        cb_signature *sig = &self->signatures[s];
+    for (int s = 0; s < set->count; s++) {
+        cb_signature *sig = &set->signatures[s];
         cb_word in[CB_ENTRY_WORDS], out[CB_ENTRY_WORDS];
         int at = 0, n = 0, r = MATCH;
         for (Py_ssize_t k = 0; k < nargs && r == MATCH; k++)
@@ -451,17 +480,10 @@ static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
         return NULL;
     self->vectorcall = entry_vectorcall;
     self->nargs = nargs;
-    self->count = 0;
+    self->set = NULL;
     self->fall = Py_NewRef(fall);
     self->deopt = Py_NewRef(deopt);
     self->absent = Py_NewRef(absent);
-    self->guards = NULL;
-    self->nguards = 0;
-    self->keep = PyList_New(0);
-    if (self->keep == NULL) {
-        Py_DECREF(self);
-        return NULL;
-    }
     return (PyObject *)self;
 }
 
@@ -565,13 +587,20 @@ static PyObject *entry_set(PyObject *op, PyObject *args) {
             goto fail;
         }
     }
-    free_signatures(self->signatures, self->count);
-    memcpy(self->signatures, made, sizeof(cb_signature) * (size_t)count);
-    self->count = (int)count;
-    PyMem_Free(self->guards);
-    self->guards = guards;
-    self->nguards = nguards;
-    Py_SETREF(self->keep, keep);
+    cb_set *set = PyMem_Malloc(sizeof(cb_set));
+    if (set == NULL) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    set->refs = 1;
+    memcpy(set->signatures, made, sizeof(cb_signature) * (size_t)count);
+    set->count = (int)count;
+    set->guards = guards;
+    set->nguards = nguards;
+    set->keep = keep;
+    cb_set *old = self->set;
+    self->set = set;
+    release_set(old); /* (calls in flight hold it until they are done) */
     Py_DECREF(gseq);
     Py_DECREF(seq);
     Py_RETURN_NONE;
@@ -590,21 +619,19 @@ static int entry_traverse(PyObject *op, visitproc visit, void *arg) {
     Py_VISIT(self->fall);
     Py_VISIT(self->deopt);
     Py_VISIT(self->absent);
-    Py_VISIT(self->keep);
+    if (self->set != NULL)
+        Py_VISIT(self->set->keep);
     return 0;
 }
 
 static int entry_clear(PyObject *op) {
     cb_entry *self = (cb_entry *)op;
-    free_signatures(self->signatures, self->count);
-    self->count = 0;
-    PyMem_Free(self->guards);
-    self->guards = NULL;
-    self->nguards = 0;
+    cb_set *set = self->set;
+    self->set = NULL;
+    release_set(set);
     Py_CLEAR(self->absent);
     Py_CLEAR(self->fall);
     Py_CLEAR(self->deopt);
-    Py_CLEAR(self->keep);
     return 0;
 }
 

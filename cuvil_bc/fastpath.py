@@ -57,10 +57,25 @@ _VARIADIC_OR_SUSPENDING = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
 
 def can_generate(pyfunc: pytypes.FunctionType) -> bool:
     """Whether the prefix fits `pyfunc`: its parameters are all positional (no ``*args``,
-    ``**kwargs`` or keyword-only ones), and its code runs when it is called (it is not
-    a generator or a coroutine)."""
+    ``**kwargs`` or keyword-only ones) and plain locals (not cells that an inner
+    function reads: the prefix would see the cell), at most the C entry's number; no
+    local of its own is named like the prefix's (``__cb_...``); and its code runs when
+    it is called (it is not a generator or a coroutine)."""
     code = pyfunc.__code__
-    return not (code.co_flags & _VARIADIC_OR_SUSPENDING) and code.co_kwonlyargcount == 0
+    params = code.co_varnames[: code.co_argcount]
+    return (
+        not (code.co_flags & _VARIADIC_OR_SUSPENDING)
+        and code.co_kwonlyargcount == 0
+        and code.co_argcount <= MAX_PARAMETERS
+        and not set(params) & set(code.co_cellvars)
+        and not any(name.startswith(_OWN) for name in code.co_varnames + code.co_cellvars + code.co_freevars)
+    )
+
+
+#: What the C entry takes at most (CB_ENTRY_WORDS in csrc/entry.c).
+MAX_PARAMETERS = 64
+#: How the prefix's own names start (its constants' and its local's).
+_OWN = "__cb_"
 
 
 def interpreted_key(key: Sequence[object]) -> bool:
@@ -89,38 +104,47 @@ def prefixed_code(
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
     args = "(" + "".join(f"{p}, " for p in params) + ")"
-    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own}
+    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own, "ENTRY": entry, "FALL": FALL, "DEOPT": DEOPT, "DEOPT_CALL": deopt}
     lines: list[str] = []
     defaults = defaults or ()
     if defaults:
-        consts.update(PYFUNC=pyfunc, BOUND=defaults, GIVEN=_given)
-        lines.append("if PYFUNC.__defaults__ is not BOUND:")
-        lines.append(f"    return GENERIC(*GIVEN({tuple(params)!r}, {args}, ()))")
-        consts["MISSING"] = MISSING
+        # The defaults are read through a weak reference to the original, and the tuple
+        # bound is known by its id (the dispatcher holds it, so the id is not reused):
+        # a constant that reached a default or the original (whose closure may hold
+        # the compiled function) would keep them alive forever (code objects are
+        # invisible to the garbage collector). The local goes again: the body's
+        # locals() must not show it.
+        import weakref
+
+        consts.update(ORIGINAL=weakref.ref(pyfunc), BOUND_ID=id(defaults), ID=id, GIVEN=_given, MISSING=MISSING)
+        filling = ["__cb_d = @ORIGINAL().__defaults__", "if @ID(__cb_d) != @BOUND_ID:"]
+        filling.append(f"    return @GENERIC(*@GIVEN({tuple(params)!r}, {args}, ()))")
         for k, p in enumerate(params[len(params) - len(defaults) :]):
-            consts[f"DEFAULT_{k}"] = defaults[k]
-            lines.append(f"if {p} is MISSING:")
-            lines.append(f"    {p} = DEFAULT_{k}")
-    consts.update(ENTRY=entry, FALL=FALL, DEOPT=DEOPT, DEOPT_CALL=deopt)
+            filling.append(f"if {p} is @MISSING:")
+            filling.append(f"    {p} = __cb_d[{k}]")
+        filling.append("del __cb_d")
+        lines += ["try:"] + ["    " + f for f in filling] + ["except:", "    @UNLINK()", "    raise"]
     calls = [
-        f"__cb_r = ENTRY({', '.join(params)})",
-        "if __cb_r is not FALL:",
-        "    if __cb_r is DEOPT:",
-        f"        return DEOPT_CALL({args})",
+        f"__cb_r = @ENTRY({', '.join(params)})",
+        "if __cb_r is not @FALL:",
+        "    if __cb_r is @DEOPT:",
+        f"        return @DEOPT_CALL({args})",
         "    return __cb_r",
-        f"return GENERIC({args}, {{}})",
+        f"return @GENERIC({args}, {{}})",
     ]
-    handled = ["try:"] + ["    " + c for c in calls] + ["except:", "    UNLINK()", "    raise"]
+    handled = ["try:"] + ["    " + c for c in calls] + ["except:", "    @UNLINK()", "    raise"]
     if params and known is not None:
         consts["KNOWN"] = known
-        lines.append(f"if {params[0] if len(params) == 1 else args} in KNOWN:")
+        lines.append(f"if {params[0] if len(params) == 1 else args} in @KNOWN:")
         lines.append("    pass")
         lines.append("else:")
         lines += ["    " + h for h in handled]
     else:
         lines += handled
-    source = "".join("    " + line + "\n" for line in lines)
-    return with_prefix(code, source, consts, call_line="return")
+    # The prefix's names are written @NAME: each becomes _OWN + NAME, which no local
+    # of the function starts with (`can_generate`).
+    source = "".join("    " + line + "\n" for line in lines).replace("@", _OWN)
+    return with_prefix(code, source, {_OWN + k: v for k, v in consts.items()}, call_line="return")
 
 
 def generic_code(pyfunc: pytypes.FunctionType, generic: Any) -> pytypes.CodeType:

@@ -208,3 +208,57 @@ def test_a_generator_function_keeps_its_kind_while_a_tool_observes() -> None:
             sys.settrace(None)
         assert list(g(1)) == [0]
     assert g.__code__.co_flags & 0x20 == 0  # the generic path's code, all along
+
+
+# -- found by a review of the prefix (each failed before its fix) ----------------------
+
+
+def test_a_parameter_that_an_inner_function_reads() -> None:
+    # Such a parameter is a cell before the prefix runs: the prefix read the cell, so
+    # a default was never filled in and the first call saw a cell.
+    f = compile_source("def f(rows, col=0):\n    return sorted(rows, key=lambda r: r[col])\n")
+    for _ in range(3):
+        check(f, [(2, "b"), (1, "a")], native=False)
+        check(f, [(2, "b"), (1, "a")], 1, native=False)
+    g = compile_source("def g(n):\n    return (lambda: n + 1)()\n", "g")
+    for _ in range(3):
+        check(g, 41, native=False)
+
+
+@pytest.mark.parametrize("name", ["ENTRY", "MISSING", "KNOWN", "DEFAULT_0", "GENERIC", "ID", "__cb_r"])
+def test_parameters_named_like_the_prefixs_helpers(name: str) -> None:
+    f = compile_source(f"def f(x, {name}=1):\n    return x + {name}\n")
+    for args in [(2,), (2.5, 2.0), ("s",), ("s", "t")]:
+        check(f, *args, native=False)
+        check(f, *args, native=False)
+
+
+def test_more_parameters_than_the_c_entry_takes() -> None:
+    names = [f"p{k}" for k in range(70)]
+    f = compile_source(f"def f({', '.join(names)}):\n    return {' + '.join(names)}\n")
+    check(f, *range(70), native=False)
+
+
+def test_a_traceback_after_the_original_gets_new_defaults() -> None:
+    f = compile_source("def div(a, b=0):\n    return a / b\n", "div")
+    assert _frames(f, 1) == _frames(f.py_func, 1)
+    f.py_func.__defaults__ = (0.0,)
+    for _ in range(2):
+        assert _frames(f, 1.0) == _frames(f.py_func, 1.0)
+
+
+def test_a_nested_recursive_function_with_a_default_is_freed() -> None:
+    import gc
+    import weakref
+
+    def make():  # type: ignore[no-untyped-def]
+        def fact(n, acc=1):  # type: ignore[no-untyped-def]
+            return acc if n <= 1 else fact(n - 1, acc * n)
+
+        fact = cuvil_bc.compile(fact)
+        assert fact(5) == 120
+        return weakref.ref(fact)
+
+    refs = [make() for _ in range(5)]
+    gc.collect()
+    assert not any(r() for r in refs)

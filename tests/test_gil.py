@@ -153,3 +153,39 @@ def test_first_calls_from_several_threads_compile_once(monkeypatch) -> None:  # 
         t.join()
     assert results == [repr(f.py_func(a))] * 4
     assert len(compiles) == 1 and f.signatures == ["(array[float64, 1d, unit-stride])"]
+
+
+def test_signatures_replaced_while_a_call_runs_without_the_gil() -> None:
+    # A thread runs a long native call without the GIL while another rebinds a global
+    # the signature is guarded on: the C entry's signatures are replaced, and were
+    # freed under the running call, which then boxed its result from freed memory.
+    import threading
+
+    import numpy as np
+
+    from cuvil_bc.testing import compile_source
+
+    ns_src = "def f(a):\n    s = 0.0\n    for i in range(a.shape[0]):\n        s += a[i] * SCALE\n    return s\n"
+    f = compile_source(ns_src, SCALE=2.0)
+    g = f.py_func.__globals__
+    big, small = np.ones(400_000), np.ones(3)
+    assert f(small) == 6.0 and f(big) == 800_000.0
+    bad: list[float] = []
+    stop = threading.Event()
+
+    def worker() -> None:
+        while not stop.is_set():
+            r = f(big)
+            if r not in (800_000.0, 1_200_000.0):
+                bad.append(r)
+
+    t = threading.Thread(target=worker)
+    t.start()
+    try:
+        for n in range(60):
+            g["SCALE"] = float(2 + n % 2)
+            f(small)
+    finally:
+        stop.set()
+        t.join()
+    assert bad == []
