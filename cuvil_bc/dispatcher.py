@@ -105,7 +105,6 @@ class Dispatcher:
         self._signature_list: list[str] = []
         self._failed: dict[tuple[object, ...], str] = {}
         self._failed_guards: dict[tuple[object, ...], list[Any]] = {}
-        self._in_prefix: list[tuple[object, ...]] = []  # failed keys the prefix recognises
         self._guards: list[Any] = []
         self._lock = threading.RLock()
         _LIVE.add(self)
@@ -196,14 +195,21 @@ class Dispatcher:
     def _note_fallback(self, key: tuple[object, ...]) -> None:
         """A key that does not compile: if its calls can be recognised by their types
         alone, the prefix runs the body for them from now on (fastpath.py)."""
+        if self._known is not None and key not in self._known.keys and key in self._known_keys():
+            with self._lock:
+                self._regenerate()
+
+    def _known_keys(self) -> tuple[tuple[object, ...], ...]:
+        """The signatures the prefix recognises as falling back: those that fail for
+        their types alone (not for a global's value, which may change), recognisable
+        by their types, in the order they failed, up to MAX_INTERPRETED_KEYS; none in
+        strict mode, where a fallback raises."""
         from .fastpath import MAX_INTERPRETED_KEYS, interpreted_key
 
-        if self.strict or key in self._in_prefix or key not in self._failed or key in self._failed_guards:
-            return
-        if len(self._in_prefix) < MAX_INTERPRETED_KEYS and interpreted_key(key):
-            with self._lock:
-                self._in_prefix.append(key)
-                self._regenerate()
+        if self.strict:
+            return ()
+        keys = (k for k in self._failed if k not in self._failed_guards and interpreted_key(k))
+        return tuple(keys)[:MAX_INTERPRETED_KEYS]
 
     def _deopt_call(self, args: tuple[Any, ...]) -> Any:
         """A deopt of a call that the C entry or a direct call made."""
@@ -301,7 +307,7 @@ class Dispatcher:
                 self._known = Known(self._nparams, ())
             fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
             self._entry.set(fast, [(g.namespace, g.name, g.expected, g.is_attr) for g in self._guards] if fast else [])
-            keys = tuple(k for k in self._in_prefix if k in self._failed)
+            keys = self._known_keys()
             self._known.set(keys)
             if self._prefixed is None or self._prefixed[2] is not self._defaults or self._prefixed[3] != bool(keys):
                 code = prefixed_code(
@@ -398,7 +404,6 @@ class Dispatcher:
             self._native.clear()
             self._failed.clear()
             self._failed_guards.clear()
-            self._in_prefix.clear()
             self._guards = []
             self._regenerate()
 
