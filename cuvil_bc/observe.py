@@ -18,9 +18,9 @@ function set in any thread counts for every thread until that thread removes it.
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
-import weakref
+from _weakref import ref
 
 TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
 if TYPE_CHECKING:
@@ -30,10 +30,15 @@ if TYPE_CHECKING:
         def observed_changed(self, observed: bool) -> None: ...
 
 
-_listeners: "weakref.WeakSet[Any]" = weakref.WeakSet()
-_lock = threading.RLock()
+# (`threading` and `weakref` are not imported: the hook installs this at startup, and
+# they would cost every hooked program ~1.5 ms. `threading`'s functions are wrapped
+# once it is imported, at the next update: a thread that `threading.settrace` applies
+# to starts by calling `sys.settrace`, which is wrapped, so the first traced thread
+# gets them wrapped, and its hooks for later threads are read from the module.)
+_listeners: list["ref[Any]"] = []
+_lock = _thread.RLock()
 _threads: dict[int, list[bool]] = {}  # thread id -> [has a trace function, has a profile function]
-_later = [False, False]  # threads started later get a trace, a profile function
+_all = [False, False]  # a trace, a profile function was set for all threads
 _installed = False
 _state = False
 
@@ -49,7 +54,9 @@ def listen(listener: Listener) -> None:
     """Tell `listener` (held weakly) whenever `observed()` changes."""
     if not _installed:
         install()
-    _listeners.add(listener)
+    with _lock:
+        _listeners[:] = [r for r in _listeners if r() is not None]
+        _listeners.append(ref(listener))
 
 
 def _monitoring_tools() -> bool:
@@ -61,28 +68,32 @@ def _monitoring_tools() -> bool:
 
 def _update(kind: int | None = None, on: bool = False, scope: str = "thread") -> None:
     """Recompute `observed()`, first noting that the trace (`kind` 0) or profile (1)
-    function of this thread, of threads started later or of all threads (`scope`) is
-    about to be set (`on`) or removed."""
+    function of this thread or of all threads (`scope`) is about to be set (`on`) or
+    removed."""
     global _state
     with _lock:
         alive = sys._current_frames()
         for ident in [i for i in _threads if i not in alive]:
             del _threads[ident]  # a thread that ended
-        me = threading.get_ident()
+        me = _thread.get_ident()
         mine = _threads.setdefault(me, [sys.gettrace() is not None, sys.getprofile() is not None])
         if kind is not None:
             if scope == "thread":
                 mine[kind] = on
             else:
-                _later[kind] = on
-                if scope == "all":
-                    for hooks in _threads.values():
-                        hooks[kind] = on
-        now = any(any(h) for h in _threads.values()) or any(_later) or _monitoring_tools()
+                _all[kind] = on
+                for hooks in _threads.values():
+                    hooks[kind] = on
+        threading = sys.modules.get("threading")
+        if threading is not None:
+            _wrap_threading(threading)
+        later = threading is not None and (getattr(threading, "_trace_hook", None) is not None or getattr(threading, "_profile_hook", None) is not None)
+        now = any(any(h) for h in _threads.values()) or any(_all) or later or _monitoring_tools()
         changed, _state = now != _state, now
-        listeners = list(_listeners) if changed else []
+        listeners = [r() for r in _listeners] if changed else []
     for listener in listeners:
-        listener.observed_changed(now)
+        if listener is not None:
+            listener.observed_changed(now)
 
 
 def _wrap_setter(owner: Any, name: str, kind: int, scope: str) -> None:
@@ -100,9 +111,17 @@ def _wrap_setter(owner: Any, name: str, kind: int, scope: str) -> None:
     _install_wrapper(owner, name, original, wrapper)
 
 
-def _wrap_monitoring(owner: Any, name: str) -> None:
-    """Wrap a `sys.monitoring` function: the bookkeeping after the call (a tool is
-    registered before it asks for events, so none is delivered to it yet)."""
+def _wrap_threading(threading: Any) -> None:
+    """Wrap `threading.settrace` and `setprofile` (for threads started later): their
+    hooks are read back from the module after each call."""
+    for name in ("settrace", "setprofile"):
+        _wrap_after(threading, name)
+
+
+def _wrap_after(owner: Any, name: str) -> None:
+    """Wrap a function that starts or stops a tool without tracing this thread (of
+    `sys.monitoring`, or `threading.settrace`): the bookkeeping after the call (a tool
+    is registered before it asks for events, so none is delivered to it yet)."""
     original = getattr(owner, name, None)
     if original is None or getattr(original, "__cuvil_bc_wrapped__", False):
         return
@@ -135,10 +154,9 @@ def install() -> None:
         _installed = True
         for kind, what in enumerate(("trace", "profile")):
             _wrap_setter(sys, f"set{what}", kind, "thread")
-            _wrap_setter(threading, f"set{what}", kind, "later")  # threads started later
-            _wrap_setter(threading, f"set{what}_all_threads", kind, "all")  # 3.12+
+            _wrap_setter(sys, f"_set{what}allthreads", kind, "all")  # 3.12+, for threading's
         monitoring = getattr(sys, "monitoring", None)
         if monitoring is not None:
             for name in ("use_tool_id", "free_tool_id", "clear_tool_id", "set_events", "set_local_events"):
-                _wrap_monitoring(monitoring, name)
+                _wrap_after(monitoring, name)
     _update()

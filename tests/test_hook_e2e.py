@@ -299,6 +299,41 @@ def test_a_loop_free_leaf_is_compiled_only_into_its_callers(tmp_path: Path) -> N
     assert rows["fib"]["status"] == "native", rows["fib"]
 
 
+def test_the_hook_imports_little_at_startup(tmp_path: Path) -> None:
+    # Issue 16: every hooked program pays for the hook's imports. `sysconfig`,
+    # `threading`, `weakref`, `struct` and `dis` cost ~5 ms together, on programs that
+    # run a few hundred ms; none is needed before a function gets hot.
+    program = tmp_path / "modules.py"
+    program.write_text(
+        "import sys\n\n\ndef f(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n\n\n"
+        "f(3)\nwith open(sys.argv[1], 'w') as out:\n    out.write('\\n'.join(sorted(sys.modules)))\n"
+    )
+    plain_list, hooked_list = tmp_path / "plain.txt", tmp_path / "hooked.txt"
+    run([str(program), str(plain_list)], cwd=tmp_path)
+    run(["-X", "importhook", "cuvil_bc", str(program), str(hooked_list)], cwd=tmp_path, env={"CUVIL_BC_CACHE": "0"})
+    plain, hooked = set(plain_list.read_text().split()), set(hooked_list.read_text().split())
+    assert "cuvil_bc.hook" in hooked, hooked  # the hook ran
+    extra = hooked - plain
+    heavy = {"sysconfig", "threading", "weakref", "struct", "dis", "typing", "bytecode", "inspect", "dataclasses", "json"}
+    assert not extra & heavy, sorted(extra)
+
+
+def test_a_function_called_once_is_left_alone(tmp_path: Path) -> None:
+    # Issue 16's cost model: a loop that gets hot in its function's only call cannot
+    # run natively (no on-stack replacement), so compiling it is all cost. A program
+    # whose `main()` held its loop loaded the front end (~40 ms) for nothing.
+    plain = run(["once.py", "--once"])
+    assert plain.stdout.splitlines()[-1] == "False", plain.stdout
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "once.py", "--once"], env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)  # the last line: nothing of the compiler was loaded
+    row = report(out)["setup"]
+    assert row["status"] == "interpreted" and row["reason"].startswith("not hot: called once"), row
+    # Called again, the same kind of function is compiled at its second call.
+    _, rows = hooked_like_plain("once.py", tmp_path)
+    assert rows["step"]["status"] == "native" and rows["step"]["calls_native"] >= 2, rows["step"]
+
+
 def test_arguments_that_cannot_compile_load_no_compiler(tmp_path: Path) -> None:
     # Issue 16: the first hot function loaded the compiler and LLVM on the program's
     # thread (about a third of a second), only to find that its arguments (a class's

@@ -36,7 +36,7 @@ def _lines_seen(fn, arg, install, remove):  # type: ignore[no-untyped-def]
     return result, seen
 
 
-@pytest.mark.parametrize("kind", ["settrace", "setprofile", "threading"])
+@pytest.mark.parametrize("kind", ["settrace", "setprofile", "threading", "all threads"])
 def test_a_trace_function_sees_every_line(kind: str) -> None:
     d = cuvil_bc.compile(total)
     check(d, 10)
@@ -54,13 +54,25 @@ def test_a_trace_function_sees_every_line(kind: str) -> None:
         finally:
             sys.setprofile(None)
         assert "total" in calls
+    elif kind == "threading":
+        # threading.settrace: threads started later are traced (this one is not).
+        got = []
+        threading.settrace(lambda frame, event, arg: got.append(frame.f_code.co_name) if event == "call" else None)
+        try:
+            worker = threading.Thread(target=lambda: got.append(d(3)))
+            worker.start()
+            worker.join()
+        finally:
+            threading.settrace(None)  # type: ignore[arg-type]
+        assert "total" in got and 3 in got, got
     else:
-        # threading.settrace: threads started later are traced.
-        threading.settrace(lambda *a: None)
+        if not hasattr(threading, "settrace_all_threads"):
+            pytest.skip("threading.settrace_all_threads is 3.12+")
+        threading.settrace_all_threads(lambda *a: None)  # type: ignore[attr-defined]
         try:
             assert d(3) == 3
         finally:
-            threading.settrace(None)  # type: ignore[arg-type]
+            threading.settrace_all_threads(None)  # type: ignore[attr-defined]
     assert d.stats["native_calls"] == before, "a call ran natively while a tool was watching"
     check(d, 10)  # native again once the tool is gone
     assert d.stats["native_calls"] == before + 1

@@ -18,7 +18,7 @@ import pytest
 
 from cuvil_bc.counters import Counter, live
 from cuvil_bc.decode.counting import add_counters, without_counters
-from cuvil_bc.decode.rawcode import relayout
+from cuvil_bc.decode.rawcode import instructions, relayout
 
 STDLIB = ["argparse", "ast", "difflib", "inspect", "json.decoder", "textwrap", "statistics", "fractions", "email.message", "asyncio.tasks"]
 
@@ -54,6 +54,18 @@ def test_counters_come_out_byte_for_byte_on_the_standard_library() -> None:
         counted = add_counters(code, "k", "k@loop")
         assert counted.co_code != code.co_code
         _same(without_counters(counted), code)
+
+
+def test_jump_targets_are_those_dis_gives_on_the_standard_library() -> None:
+    # rawcode computes them from opcode's tables alone (importing dis would cost each
+    # hooked program ~1 ms); a wrong rule would move jumps to wrong places.
+    jumps = 0
+    for code in _stdlib_codes():
+        expected = {i.offset: i.argval for i in dis.get_instructions(code) if i.opcode in dis.hasjrel or i.opcode in getattr(dis, "hasjump", ())}
+        got = {2 * i.prefixes + i.start: i.target for i in instructions(code) if i.target is not None}
+        assert got == expected, code.co_qualname
+        jumps += len(got)
+    assert jumps > 2000
 
 
 def _live(code: types.CodeType) -> tuple[types.CodeType, Counter, Counter]:

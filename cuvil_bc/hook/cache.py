@@ -47,7 +47,6 @@ import importlib.util
 import io
 import marshal
 import os
-import struct
 import sys
 import types
 import warnings
@@ -62,7 +61,7 @@ from .rewrite import FORMAT, FunctionInfo
 
 MAGIC = b"CUVILBC\0"
 TAG = f"cuvil_bc-{__version__}-r{FORMAT}"
-_HEADER = struct.Struct("<8s8s16s8s")  # magic, fingerprint, basis, check
+_HEADER_SIZE = 40  # magic (8 bytes), fingerprint (8), basis (16), check (8)
 _PREFIX = 32  # magic, fingerprint and basis: the same in both files that one `store` writes
 
 #: The sources (under the cuvil_bc package) whose code decides what a cache file holds,
@@ -127,7 +126,7 @@ def fingerprint() -> bytes:
         parts = [MAGIC, importlib.util.MAGIC_NUMBER, __version__.encode()]
         for name in SHAPERS:
             parts += [name.encode(), _contents(os.path.join(package, name))]
-        _fingerprint = importlib.util.source_hash(b"".join(struct.pack("<Q", len(p)) + p for p in parts))
+        _fingerprint = importlib.util.source_hash(b"".join(len(p).to_bytes(8, "little") + p for p in parts))
     return _fingerprint
 
 
@@ -171,9 +170,9 @@ def load(source: str, module: str, source_bytes: bytes | None = None) -> tuple[t
             return None
         if data[:8] != MAGIC:
             raise _Refused("not a cuvil_bc cache file")
-        if len(data) < _HEADER.size:
+        if len(data) < _HEADER_SIZE:
             raise _Refused("it is truncated")
-        _, fp, basis, _ = _HEADER.unpack_from(data)
+        fp, basis = data[8:16], data[16:32]
         if fp != fingerprint():
             raise _Stale  # another cuvil_bc or Python wrote it
         if basis != (script_basis(source_bytes) if source_bytes is not None else _pyc_header(source, normal)):
@@ -256,7 +255,7 @@ def _pyc_header(source: str, normal: str) -> bytes | None:
     if flags & ~0b11:
         return None
     if not flags & 0b1:  # by timestamp: the source's mtime and size, as 32-bit numbers
-        return header if header[8:16] == struct.pack("<II", int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF) else None
+        return header if header[8:16] == (int(st.st_mtime) & 0xFFFFFFFF).to_bytes(4, "little") + (st.st_size & 0xFFFFFFFF).to_bytes(4, "little") else None
     check = _imp.check_hash_based_pycs
     if check == "never" or (check != "always" and not flags & 0b10):
         return header  # unchecked: CPython runs it whatever the source says
@@ -269,9 +268,9 @@ def _pyc_header(source: str, normal: str) -> bytes | None:
 
 
 def _unmarshal(data: bytes) -> object:
-    body = memoryview(data)[_HEADER.size :]
+    body = memoryview(data)[_HEADER_SIZE:]
     # Damage first: marshal is not meant for data it did not write.
-    if importlib.util.source_hash(body) != data[_PREFIX : _HEADER.size]:
+    if importlib.util.source_hash(body) != data[_PREFIX:_HEADER_SIZE]:
         raise _Refused("it is damaged")
     try:
         return marshal.loads(body)

@@ -10,9 +10,9 @@ work) whose `get_code` returns the counted code. Everything else is returned unt
 
 from __future__ import annotations
 
+import _thread
 import importlib.machinery
 import sys
-import threading
 import types
 
 TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
@@ -27,7 +27,7 @@ from .rewrite import instrument_module
 #: While a `HookLoader` has CPython load a module's code, on this thread: the path of
 #: the module's normal .pyc, and the header of the .pyc that CPython last read or wrote
 #: there, which is the one the code comes from (the basis of the rewrite's cache file).
-_PYC = threading.local()
+_PYC = _thread._local()  # (`threading` would cost each hooked program ~1 ms to import)
 
 
 class HookLoader(importlib.machinery.SourceFileLoader):
@@ -99,7 +99,7 @@ class HookFinder:
     """A meta-path finder; see the module docstring."""
 
     def __init__(self) -> None:
-        self._busy = threading.local()
+        self._busy = _thread._local()
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> Any:
         if getattr(self._busy, "on", False):

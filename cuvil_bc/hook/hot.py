@@ -7,8 +7,10 @@ iteration. A counter is C (csrc/counter.c): a tick adds one to its `ticks` (whic
 report reads), and the first tick past its `threshold` (or `loop_threshold`) calls
 `Runtime._trigger`, once.
 
-Hot. The trigger runs once per function: it notes the argument values of the call (the
-frame's parameters) and compiles, on a background thread unless ``sync``. Compiling
+Hot. The trigger runs once per function (a loop counter's trigger in the function's
+first call only re-arms the call counter for the next call: native code starts at a
+call, so compiling a function that is called once would be all cost): it notes the
+argument values of the call (the frame's parameters) and compiles, on a background thread unless ``sync``. Compiling
 finds the function objects that run this code (`gc.get_referrers`), gives each a
 `Dispatcher` over a copy of itself, and compiles the observed signature. When that
 works, the function's ``__code__`` becomes a trampoline: its own code behind a prefix
@@ -31,18 +33,21 @@ import gc
 import os
 import sys
 import types
-import weakref
+from _weakref import ref  # (`weakref` would cost each hooked program ~0.7 ms to import)
 
 TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from .. import originals
 from ..counters import Counter, live
 from ..typing import arguments
 from ..warn import internal_warning
 from .options import Options
 from .rewrite import CHOSEN, FunctionInfo, front_end_reason
+
+#: The reason of a function whose loops got hot in its first call, and which has not
+#: been called again (see `Runtime.on_hot`).
+ONCE = "not hot: called once (its loops ran hot, but native code would start at its next call)"
 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
@@ -65,7 +70,7 @@ class Record:
         self.calls_before_native = 0
         self.dispatchers: list[Any] = []
         #: (function, its counted code, the trampoline): what `observed_changed` swaps.
-        self.swapped: list[tuple["weakref.ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
+        self.swapped: list[tuple["ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
 
     def calls_counted(self) -> int:
         return self.call_counter.ticks if self.call_counter is not None else 0
@@ -214,7 +219,16 @@ class Runtime:
     def on_hot(self, record: Record, frame: types.FrameType, by_call: bool) -> None:
         if record.hot:
             return  # the other counter got there first
+        if not by_call and record.call_counter is not None and record.call_counter.ticks <= 1:
+            # Its loops got hot in its first call. Native code can start only at a
+            # call (no on-stack replacement yet), so for a function that is called
+            # once (a `main()`, a setup step) compiling would be all cost: the front
+            # end alone costs ~40 ms to load. Its next call, if any, triggers.
+            record.reason = ONCE
+            record.call_counter.left = 1
+            return
         record.hot = True
+        record.reason = ""
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount]
         f_locals = frame.f_locals
@@ -334,10 +348,12 @@ class Runtime:
                 self._swap(functions, code, plain)
                 return
         tramp = trampoline(plain, NativeCall(dispatcher.function))
+        from .. import originals
+
         originals.register(tramp, copy)
         record.dispatchers.append(dispatcher)
         with self.lock:
-            record.swapped += [(weakref.ref(func), plain, tramp) for func in functions]
+            record.swapped += [(ref(func), plain, tramp) for func in functions]
             watched = observe.observed()
             # A tool is watching: the code as written until it stops (observed_changed).
             self._swap(functions, code, plain if watched else tramp)
