@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from cuvil_bc.hook.cost import SAMPLES
+
 PROGRAMS = Path(__file__).parent / "hook_programs"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
@@ -165,16 +167,29 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     hooked = run(SCRIPT_FORMS[form] + ["mixed.py"], env={"CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)
     rows = report(out)
-    assert set(rows["numeric"]) == {"module", "qualname", "status", "reason", "calls_native", "calls_interpreted", "compile_ms"}
+    assert set(rows["numeric"]) == {
+        "module", "qualname", "status", "reason", "calls_native", "calls_interpreted", "compile_ms", "calls_before_native",
+        "saved_ms", "native_ns", "interpreted_ns",
+    }
     assert rows["numeric"]["status"] == "native" and rows["numeric"]["module"] == "__main__"
     # Every one of the 400 calls is counted once: interpreted before it turned native, native after.
     assert rows["numeric"]["calls_native"] + rows["numeric"]["calls_interpreted"] == 400
     # numeric(k) loops k times: the loop counter reaches its threshold (2000) during the
-    # 64th call (0 + 1 + ... + 63 = 2016), before the call counter reaches 100.
-    assert rows["numeric"]["calls_interpreted"] == 64
+    # 64th call (0 + 1 + ... + 63 = 2016), before the call counter reaches 100. Then
+    # the cost model times SAMPLES of its calls interpreted.
+    assert rows["numeric"]["calls_before_native"] == 64
+    assert rows["numeric"]["calls_interpreted"] == 64 + SAMPLES
     assert float(rows["numeric"]["compile_ms"]) > 0
     assert rows["uses_dict"]["status"] == "unsupported" and "dict" in str(rows["uses_dict"]["reason"])
     assert rows["grows"]["calls_interpreted"] > 0  # past int64 CPython finishes those calls
+    # The cost model: numeric's native calls were timed against interpreted ones, and
+    # are faster. grows(k) overflows int64 for every k >= 40 that it is called with
+    # once native, so each call deoptimises (native part, hand-over, interpreted rest):
+    # it is timed slower and goes back to its code as written.
+    numeric = rows["numeric"]
+    assert numeric["interpreted_ns"] > numeric["native_ns"] > 0 and numeric["saved_ms"] > 0, numeric
+    assert rows["grows"]["status"] == "interpreted", rows["grows"]
+    assert str(rows["grows"]["reason"]).startswith("reverted: slower natively"), rows["grows"]
 
 
 @pytest.mark.parametrize("form", list(SCRIPT_FORMS))
@@ -246,7 +261,7 @@ def test_pyproject_settings_apply(tmp_path: Path) -> None:
     assert done.returncode == 0 and done.stderr == "", done.stderr
     assert done.stdout == run(["app.py"], cwd=tmp_path).stdout
     rows = report(out)
-    assert rows["f"]["calls_interpreted"] == 6  # threshold 5, and the call that reached it
+    assert rows["f"]["calls_before_native"] == 6  # threshold 5, and the call that reached it
     assert "twice" not in rows  # excluded module: not rewritten at all
 
 

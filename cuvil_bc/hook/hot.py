@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 from ..counters import Counter, live
 from ..typing import arguments
 from ..warn import internal_warning
+from .cost import Sampler, Verdict
 from .options import Options
 from .rewrite import CHOSEN, FunctionInfo, front_end_reason
 
@@ -69,6 +70,8 @@ class Record:
         self.reason = ""
         self.calls_before_native = 0
         self.dispatchers: list[Any] = []
+        self.verdict: Verdict | None = None  # the cost model's, once native calls were timed
+        self.samplers: list[Sampler] = []  # (their interpreted calls are counted)
         #: (function, its counted code, the trampoline): what `observed_changed` swaps.
         self.swapped: list[tuple["ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
 
@@ -78,6 +81,7 @@ class Record:
     def row(self) -> dict[str, Any]:
         native = sum(int(d.stats["native_calls"]) for d in self.dispatchers)
         interpreted = sum(int(d.stats["interpreted_calls"]) for d in self.dispatchers)
+        interpreted += sum(s.interpreted_calls for s in self.samplers)
         compile_ms = 1000.0 * sum(float(d.stats["compile_seconds"]) for d in self.dispatchers)
         before = self.calls_before_native if self.dispatchers else self.calls_counted()
         status, reason = self.status, self.reason
@@ -89,6 +93,7 @@ class Record:
             # Every interpreted function says why: not hot yet, or its compile was
             # still queued or running (in the background) when the report was made.
             reason = "compiling when the program ended" if self.hot else "not hot: too few calls and loop iterations"
+        saved = self.verdict.saved_ns() if self.verdict is not None and status == "native" else None
         return {
             "module": self.info.module,
             "qualname": self.info.qualname,
@@ -97,6 +102,12 @@ class Record:
             "calls_native": native,
             "calls_interpreted": before + interpreted,
             "compile_ms": round(compile_ms, 3),
+            "calls_before_native": self.calls_before_native if self.dispatchers else None,
+            # Estimated: (fastest interpreted call - fastest native call) x native calls
+            # made from interpreted code. None when interpreted calls were not timed.
+            "saved_ms": None if saved is None else round(saved * native / 1e6, 3),
+            "native_ns": self.verdict.native_ns if self.verdict is not None else None,
+            "interpreted_ns": self.verdict.interpreted_ns if self.verdict is not None else None,
         }
 
 
@@ -347,7 +358,12 @@ class Runtime:
                 self.fail(record, dispatcher.failure(argument_key(args)) or "not compilable for these arguments")
                 self._swap(functions, code, plain)
                 return
-        tramp = trampoline(plain, NativeCall(dispatcher.function))
+        # The first calls are timed (hook/cost.py): native calls from then on, unless
+        # they are slower than the code as written.
+        call = NativeCall(None)
+        tramp = trampoline(plain, call)
+        call.function = sampler = Sampler(dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp))
+        record.samplers.append(sampler)
         from .. import originals
 
         originals.register(tramp, copy)
@@ -358,6 +374,28 @@ class Runtime:
             # A tool is watching: the code as written until it stops (observed_changed).
             self._swap(functions, code, plain if watched else tramp)
         record.status, record.reason = "native", ""
+
+    def sampled(self, record: Record, call: Any, tramp: types.CodeType, verdict: Verdict) -> None:
+        """The sampler's verdict on a new native function (`call` is what its
+        trampoline `tramp` calls): native from now on, or back to the code as written."""
+        try:
+            record.verdict = verdict
+            sampler = call.function
+            if not verdict.slower:
+                call.function = sampler.native
+                return
+            # Reverted: any frame still in the trampoline runs the code as written too.
+            call.function = sampler.interpreted
+            with self.lock:
+                for entry in [e for e in record.swapped if e[2] is tramp]:
+                    record.swapped.remove(entry)
+                    func = entry[0]()
+                    if func is not None and func.__code__ is tramp:
+                        func.__code__ = entry[1]
+            record.status = "interpreted"
+            record.reason = f"reverted: slower natively ({verdict.native_ns} ns a call, {verdict.interpreted_ns} ns interpreted)"
+        except Exception as e:  # noqa: BLE001 (called from the program's call: never disturb it)
+            self.warn(f"{record.info.module}.{record.info.qualname}: internal error after timing its calls: {type(e).__name__}: {e}")
 
     def _swap(self, functions: list[types.FunctionType], have: types.CodeType, want: types.CodeType) -> None:
         """Give `want` to those of `functions` that still run `have` (not to one the
@@ -380,7 +418,7 @@ class Runtime:
             seen.add(info.key)
             rows.append(
                 {"module": info.module, "qualname": info.qualname, "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
-                 "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0}
+                 "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0, "calls_before_native": None, "saved_ms": None, "native_ns": None, "interpreted_ns": None}
             )
         return rows
 

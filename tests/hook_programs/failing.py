@@ -1,6 +1,6 @@
 def divide(a, b):
     quotient = 0
-    for _ in range(1):  # a loop: a loop-free leaf is not compiled on its own
+    for _ in range(30):  # a loop: a loop-free leaf is not compiled on its own (nor one too short to pay: the cost model)
         quotient = a // b
     return quotient
 

@@ -3,21 +3,21 @@
 
 def step(x):
     t = 0
-    for i in range(3):
+    for i in range(100):
         t += x + i
     return t
 
 
 def step_v2(x):
     t = 0
-    for i in range(3):
+    for i in range(100):
         t += x * 100
     return t
 
 
 def caller(x):
     s = 0
-    for i in range(3):
+    for i in range(100):
         s += step(x)
     return s
 

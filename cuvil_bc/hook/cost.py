@@ -1,0 +1,141 @@
+"""The hook's cost model, after compiling: does the native function pay, called as its
+callers call it?
+
+Before compiling, the hook leaves out what cannot pay: loop-free leaves
+(`rewrite.LEAF`) and functions called once (`hot.ONCE`). What is left can still lose:
+a native call from interpreted code costs ~0.1-0.2 us at the boundary, and a function
+that deoptimises on most calls runs its native part for nothing. So a new native
+function's first calls go through a `Sampler`, which times them, natively and
+interpreted (the function's code as written) in turn, and then hands the verdict to
+the hook (`Runtime.sampled`): native calls from then on, or back to the code as
+written, reported as "reverted: slower natively".
+
+Timing interpreted calls costs what they are slower by, so they are timed only while
+native calls are short (`SHORT_CALL_NS`, where the boundary's cost could matter) and
+within a budget (`BUDGET_NS`). For a function whose calls are longer the verdict is
+"native" without an interpreted time, and the report cannot estimate its saving.
+
+A call that raises, a call nested in a timed one (recursion) and a call from another
+thread while one is timed are not timed: they run natively.
+"""
+
+from __future__ import annotations
+
+import _thread
+from time import perf_counter_ns
+
+TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
+if TYPE_CHECKING:
+    from typing import Any, Callable
+
+#: Timed calls of each kind (after one native call that warms up). Calls differ in
+#: cost with their arguments: fewer samples would often make a faster function look
+#: slower.
+SAMPLES = 32
+#: Interpreted calls are timed only while the fastest native call took less (ns).
+SHORT_CALL_NS = 20_000
+#: ... and only until the interpreted calls timed have taken this long together (ns).
+BUDGET_NS = 2_000_000
+#: Reverted only with at least this many interpreted times,
+ENOUGH = 8
+#: ... and native calls slower by this factor (what sampling noise could not explain).
+MARGIN = 1.1
+
+
+def typical(times: list[int]) -> int:
+    """The mean of `times` without its largest (an interrupt, a collection): the
+    mean, not the fastest, because calls differ in cost with their arguments, and
+    what counts is the time of all of them."""
+    kept = sorted(times)[:-1] if len(times) > 2 else times
+    return sum(kept) // len(kept)
+
+
+class Verdict:
+    """What the sampler found: the typical native and interpreted call (ns; the
+    latter None when not timed), and whether native calls are slower."""
+
+    __slots__ = ("native_ns", "interpreted_ns")
+
+    def __init__(self, native_ns: int, interpreted_ns: int | None) -> None:
+        self.native_ns, self.interpreted_ns = native_ns, interpreted_ns
+
+    @property
+    def slower(self) -> bool:
+        return self.interpreted_ns is not None and self.native_ns > MARGIN * self.interpreted_ns
+
+    def saved_ns(self) -> int | None:
+        """Time saved by each native call, when both kinds were timed."""
+        return None if self.interpreted_ns is None else self.interpreted_ns - self.native_ns
+
+
+class Sampler:
+    """Called in place of a new native function (``native``) until it has a verdict,
+    which it passes to `decided`; ``interpreted`` is the function as written. Calls
+    are timed in pairs, one of each kind, in an order drawn at random: taken in
+    turn, calls whose cost alternates (odd and even arguments) would give each kind
+    only the cheap or only the dear ones."""
+
+    def __init__(self, native: Callable[..., Any], interpreted: Callable[..., Any], decided: Callable[[Verdict], None]) -> None:
+        self.native, self.interpreted, self.decided = native, interpreted, decided
+        self.lock = _thread.allocate_lock()
+        self.times: tuple[list[int], list[int]] = ([], [])  # native, interpreted
+        self.spent = 0  # ns in timed interpreted calls
+        self.interpreted_calls = 0  # (the report counts them)
+        self.warm = False
+        self.done = False
+        self.state = 0x9E3779B97F4A7C15  # a xorshift generator's (no `random`: ~1 ms to import)
+        self.second: bool | None = None  # the kind of the pair's second call
+
+    def __call__(self, *args: Any) -> Any:
+        if self.done or not self.lock.acquire(False):
+            return self.native(*args)
+        try:
+            interpreted = self._interpret_next()
+            self.interpreted_calls += interpreted
+            function = self.interpreted if interpreted else self.native
+            start = perf_counter_ns()
+            try:
+                result = function(*args)
+            except BaseException:
+                from ..counters import NativeCall
+
+                NativeCall.unlink()  # this frame's entry: the traceback is CPython's
+                raise
+            self._note(interpreted, perf_counter_ns() - start)
+            return result
+        finally:
+            self.lock.release()
+
+    def _may_interpret(self) -> bool:
+        native, interpreted = self.times
+        return bool(native) and min(native) < SHORT_CALL_NS and len(interpreted) < SAMPLES and self.spent < BUDGET_NS
+
+    def _interpret_next(self) -> bool:
+        if not self.warm or not self.times[0] or not self._may_interpret():
+            return False
+        if len(self.times[0]) >= SAMPLES:
+            return True
+        if self.second is not None:
+            kind, self.second = self.second, None
+            return kind
+        x = self.state
+        x ^= (x << 13) & 0xFFFFFFFFFFFFFFFF
+        x ^= x >> 7
+        x ^= (x << 17) & 0xFFFFFFFFFFFFFFFF
+        self.state = x
+        first = bool(x >> 63)
+        self.second = not first
+        return first
+
+    def _note(self, interpreted: bool, took: int) -> None:
+        if not self.warm:
+            self.warm = True  # the first native call: lazy set-up, cold caches
+            return
+        self.times[interpreted].append(took)
+        if interpreted:
+            self.spent += took
+        native, timed = self.times
+        if self._may_interpret() or (len(native) < SAMPLES and min(native, default=0) < SHORT_CALL_NS):
+            return
+        self.done = True
+        self.decided(Verdict(typical(native), typical(timed) if len(timed) >= ENOUGH else None))
