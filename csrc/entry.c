@@ -30,6 +30,8 @@
  * The GIL is released around the native call only when the signature says the code can
  * run long (it has a loop): for a loop-free function, releasing and taking the GIL back
  * costs more than its work. The arguments stay alive meanwhile: the caller holds them.
+ * Code that calls compiled functions starts at the native call depth that the
+ * thread's recursion budget allows (start_depth), as the dispatcher's generic path does.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -73,6 +75,7 @@ typedef struct {
     cb_slot *slots; /* the arguments' program, then the result's (PyMem) */
     int result;     /* where the result's program starts */
     int release_gil;
+    int calls_compiled; /* its native code calls compiled functions: see start_depth */
     cb_native_target *target; /* in memory that `keep` holds */
 } cb_signature;
 
@@ -140,6 +143,25 @@ static int load_numpy_api(void) {
 
 #define CB_VIEW_OF_ARGUMENT ((int64_t)1 << 32) /* lower/boxing.py VIEW_OF_ARGUMENT */
 #define CB_MAX_RESULT_ARRAYS 16
+#define CB_MAX_DEPTH 2000       /* lower/codegen.py MAX_DEPTH */
+#define CB_RECURSION_MARGIN 50  /* dispatcher.py _RECURSION_MARGIN */
+
+/* The native call depth that a call of code that calls compiled functions starts at,
+ * so that its native calls go no deeper than CPython would allow from here (past
+ * CB_MAX_DEPTH the native code hands the call back), or -1 when the thread is too
+ * deep already: the generic path then runs it interpreted. The thread's remaining
+ * recursion budget counts Python frames (3.11: and C recursion, so it is stricter). */
+static int32_t start_depth(void) {
+    PyThreadState *ts = PyThreadState_Get();
+#if PY_VERSION_HEX >= 0x030C0000
+    int budget = ts->py_recursion_remaining - CB_RECURSION_MARGIN;
+#else
+    int budget = ts->recursion_remaining - CB_RECURSION_MARGIN;
+#endif
+    if (budget <= 0)
+        return -1;
+    return budget >= CB_MAX_DEPTH ? 0 : CB_MAX_DEPTH - budget;
+}
 
 /* What boxing one result needs besides its words: the call's arguments (a result
  * array may be one of them, or a view of one) and the arrays built so far (the same
@@ -442,15 +464,18 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
             continue;
         if (r == FALL)
             return Py_NewRef(self->fall);
-        typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *);
+        typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *, int32_t);
         words_entry fn = (words_entry)sig->target->fn;
+        int32_t depth = sig->calls_compiled ? start_depth() : 0;
+        if (depth < 0)
+            return Py_NewRef(self->fall);
         int32_t status;
         if (sig->release_gil) {
             Py_BEGIN_ALLOW_THREADS
-            status = fn(&sig->target->calls, in, out);
+            status = fn(&sig->target->calls, in, out, depth);
             Py_END_ALLOW_THREADS
         } else {
-            status = fn(&sig->target->calls, in, out);
+            status = fn(&sig->target->calls, in, out, depth);
         }
         if (status != CB_OK)
             return Py_NewRef(self->deopt);
@@ -516,7 +541,8 @@ static void free_signatures(cb_signature *sigs, int count) {
 
 /* entry.set(signatures, guards): the native signatures and the global guards every
  * call checks first, replacing the previous ones. Each signature is (argument slots,
- * result slots, release_gil, target address, owner of the target's memory); each slot
+ * result slots, release_gil, calls_compiled, target address, owner of the target's
+ * memory); each slot
  * is (kind, count, type, dtype, writeable, unit, itemsize); each guard is (namespace,
  * name, expected, is_attr), the namespace a dict unless is_attr. */
 static PyObject *entry_set(PyObject *op, PyObject *args) {
@@ -561,9 +587,9 @@ static PyObject *entry_set(PyObject *op, PyObject *args) {
     }
     for (; done < count; done++) {
         PyObject *arg_slots, *ret_slots, *owner;
-        int release;
+        int release, calls_compiled;
         unsigned long long address;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, done), "O!O!iKO", &PyTuple_Type, &arg_slots, &PyTuple_Type, &ret_slots, &release, &address, &owner))
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, done), "O!O!ppKO", &PyTuple_Type, &arg_slots, &PyTuple_Type, &ret_slots, &release, &calls_compiled, &address, &owner))
             goto fail;
         Py_ssize_t na = PyTuple_GET_SIZE(arg_slots), nr = PyTuple_GET_SIZE(ret_slots);
         cb_signature *sig = &made[done];
@@ -574,6 +600,7 @@ static PyObject *entry_set(PyObject *op, PyObject *args) {
         }
         sig->result = (int)na;
         sig->release_gil = release;
+        sig->calls_compiled = calls_compiled;
         sig->target = (cb_native_target *)(uintptr_t)address;
         for (Py_ssize_t k = 0; k < na + nr; k++) {
             PyObject *item = k < na ? PyTuple_GET_ITEM(arg_slots, k) : PyTuple_GET_ITEM(ret_slots, k - na);

@@ -217,7 +217,7 @@ class Compiler:
                     raise e.at(s.fn.location())
             entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
             words_entry = None
-            if words_entry_supported(spec.argtypes, spec.return_type, bool(spec.callees)):
+            if words_entry_supported(spec.argtypes, spec.return_type):
                 words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
             optimized = jit.compile(module)
             # Only once the module is loaded: a spec with an entry is one whose code is

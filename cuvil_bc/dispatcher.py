@@ -63,7 +63,7 @@ class _Native:
             # costs less than releasing and taking back the GIL.
             runs_long = spec.fn is None or bool(natural_loops(spec.fn))
             address = int(ffi.cast("uintptr_t", self.target))
-            self.fast = (*entry_slots(spec.argtypes, spec.return_type), runs_long, address, self.target)
+            self.fast = (*entry_slots(spec.argtypes, spec.return_type), runs_long, self.calls_python, address, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)

@@ -74,14 +74,59 @@ def test_a_deopt_through_the_c_entry_is_cpythons() -> None:
     assert f(9, 2) == 4
 
 
+def test_code_that_calls_compiled_functions_runs_through_the_c_entry() -> None:
+    # Issue 16: only the generic path computed the native call depth budget, so every
+    # call of a function that calls another compiled one took it: ~3.7 us a call,
+    # against ~0.5 us interpreted for a caller of a small callee.
+    source = (
+        "def step(x):\n    t = 0\n    for i in range(3):\n        t += x + i\n    return t\n\n"
+        "def f(x):\n    s = 0\n    for i in range(3):\n        s += step(x)\n    return s\n\n"
+        "def fib(n):\n    return n if n < 2 else fib(n - 1) + fib(n - 2)\n"
+    )
+    caller, fib = compile_source(source), compile_source(source, "fib")
+    for f, args in ((caller, (5,)), (caller, (2.5,)), (fib, (15,)), (fib, (-3,))):
+        check(f, *args)
+        before = _fast_calls(f)
+        check(f, *args)
+        assert _fast_calls(f) == before + 1, f.explain()
+
+
+def test_a_call_near_the_recursion_limit_is_cpythons() -> None:
+    # The C entry starts native code at the depth the thread's recursion budget
+    # allows: called from deep in a Python stack, a recursive function still raises
+    # RecursionError exactly where CPython does (native code hands the call back).
+    import sys
+
+    source = "def f(n):\n    if n == 0:\n        return 0\n    return 1 + f(n - 1)\n"
+    f = compile_source(source)
+    ns: dict[str, object] = {}
+    exec(source, ns)
+    plain = ns["f"]
+    check(f, 50)
+
+    def at_depth(k: int, fn, n: int):  # type: ignore[no-untyped-def]
+        return at_depth(k - 1, fn, n) if k else fn(n)
+
+    limit = sys.getrecursionlimit()
+    for room in (30, 80, 200, 600):
+        depth = limit - room - 40
+        outcomes = []
+        for fn in (plain, f):
+            try:
+                outcomes.append(at_depth(depth, fn, 150))
+            except RecursionError as e:
+                outcomes.append(type(e).__name__)
+        assert outcomes[0] == outcomes[1], (room, outcomes)
+
+
 def test_the_gil_is_kept_for_loop_free_code() -> None:
     # Issue 16's decision: releasing and taking back the GIL costs more than a
     # loop-free function's work; code with a loop may run long and releases it.
     short = compile_source("def f(a, b):\n    return a + b\n")
     long = compile_source("def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n")
     short(1, 2), long(10)
-    [(_, _, short_releases, _, _)] = [n.fast for n in short.dispatcher._native.values()]
-    [(_, _, long_releases, _, _)] = [n.fast for n in long.dispatcher._native.values()]
+    [(_, _, short_releases, _, _, _)] = [n.fast for n in short.dispatcher._native.values()]
+    [(_, _, long_releases, _, _, _)] = [n.fast for n in long.dispatcher._native.values()]
     assert not short_releases and long_releases
 
 
@@ -97,15 +142,15 @@ def test_an_entry_refuses_what_does_not_fit() -> None:
     assert e(1) is fall and e() is fall and e(1, 2) is fall
     ok = (_slot("i"),)
     with pytest.raises(ValueError):
-        e.set([((_slot("x"),), ok, 0, 0, None)], [])  # no such kind
+        e.set([((_slot("x"),), ok, 0, 0, 0, None)], [])  # no such kind
     with pytest.raises(ValueError):
-        e.set([((_slot("u", object, 1), _slot("i")), ok, 0, 0, None)], [])  # a union argument
+        e.set([((_slot("u", object, 1), _slot("i")), ok, 0, 0, 0, None)], [])  # a union argument
     with pytest.raises(ValueError):
-        e.set([(ok, (_slot("A", np.ndarray, 0),), 0, 0, None)], [])  # an array of no dimensions
+        e.set([(ok, (_slot("A", np.ndarray, 0),), 0, 0, 0, None)], [])  # an array of no dimensions
     with pytest.raises(ValueError):
-        e.set([((("i", 0, "int", None, 0, 0, 0),), ok, 0, 0, None)], [])  # not a type
+        e.set([((("i", 0, "int", None, 0, 0, 0),), ok, 0, 0, 0, None)], [])  # not a type
     with pytest.raises(ValueError):
-        e.set([(ok, ok, 0, 0, None)] * 9, [])  # more signatures than it holds
+        e.set([(ok, ok, 0, 0, 0, None)] * 9, [])  # more signatures than it holds
     with pytest.raises(TypeError):
         e.set([(ok, ok)], [])
     with pytest.raises(ValueError):

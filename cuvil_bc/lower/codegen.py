@@ -1413,10 +1413,9 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
 __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
 
 
-def words_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: bool) -> bool:
-    """Signatures that the C entry (csrc/entry.c) calls: no calls to Python functions
-    (whose depth budget only the dispatcher's generic path computes), and arguments and
-    a result that it can unbox and box, each within its word limit."""
+def words_entry_supported(argtypes: tuple[Type, ...], ret: Type) -> bool:
+    """Signatures that the C entry (csrc/entry.c) calls: arguments and a result that
+    it can unbox and box, each within its word limit."""
     from .ltypes import c_param_types, words
 
     def boxable(t: Type) -> bool:
@@ -1433,8 +1432,7 @@ def words_entry_supported(argtypes: tuple[Type, ...], ret: Type, calls_python: b
 
     flat = [c for t in argtypes for c in c_param_types(t)]
     return (
-        not calls_python
-        and all(unboxable(t) for t in argtypes)
+        all(unboxable(t) for t in argtypes)
         and boxable(ret)
         and len(flat) <= ENTRY_WORDS
         and words(ret) <= ENTRY_WORDS
@@ -1447,21 +1445,23 @@ ENTRY_WORDS = 64
 
 
 def emit_words_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], entry: str) -> str:
-    """Add ``i32 @<symbol>.words(i64* calls, i64* in, i64* out)``, which the C entry
-    calls: `entry` (the cffi entry point, `emit_entry`) with its flattened parameters
-    read from `in`, at depth 0. A call that completes adds one to `*calls` (atomically:
+    """Add ``i32 @<symbol>.words(i64* calls, i64* in, i64* out, i32 depth)``, which the
+    C entry calls: `entry` (the cffi entry point, `emit_entry`) with its flattened
+    parameters read from `in`, at native call depth `depth` (see MAX_DEPTH: the C entry
+    computes it from the thread's recursion budget for code that calls compiled
+    functions, else 0). A call that completes adds one to `*calls` (atomically:
     callers do not hold the GIL). Returns the status: nonzero when the call must be
     finished by CPython."""
     name = f"{symbol}.words"
     words_ptr = I64.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(I32, [words_ptr, words_ptr, words_ptr]), name=name)
+    fn = ir.Function(module, ir.FunctionType(I32, [words_ptr, words_ptr, words_ptr, I32]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    calls, given, out = fn.args
+    calls, given, out, depth = fn.args
     params = []
     for k, ty in enumerate(p for t in argtypes for p in llvm_param_types(t)):
         word = b.load(b.gep(given, [ir.Constant(I64, k)]))
         params.append(b.bitcast(word, F64) if ty == F64 else word)
-    status = b.call(module.get_global(entry), [ir.Constant(I32, 0)] + params + [out])
+    status = b.call(module.get_global(entry), [depth] + params + [out])
     ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
     b.atomic_rmw("add", calls, b.zext(ok, I64), "monotonic")
     b.ret(status)
