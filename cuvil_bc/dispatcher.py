@@ -10,6 +10,7 @@ always CPython's.
 
 from __future__ import annotations
 
+import collections
 import functools
 import inspect
 import os
@@ -110,6 +111,9 @@ class Dispatcher:
         _LIVE.add(self)
         self._warned = False
         self._last_deopt: str | None = None
+        #: Deoptimisations by the source line whose guard failed (0: unknown), for the
+        #: hook's report.
+        self.deopt_lines: collections.Counter[int] = collections.Counter()
         self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0, "speculation_failures": 0}
         #: The generic path's calls (what tests of the fast paths watch).
         self.generic_calls = 0
@@ -227,6 +231,7 @@ class Dispatcher:
         self._counts["deopts"] += 1
         speculative = bool(line & SPECULATIVE_DEOPT)
         line &= ~SPECULATIVE_DEOPT
+        self.deopt_lines[line] += 1
         how = "CPython ran the call"
         if number:
             point = resume.point(number)

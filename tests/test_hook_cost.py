@@ -10,7 +10,7 @@ import time
 import traceback
 from typing import Any
 
-from cuvil_bc.hook.cost import ENOUGH, SAMPLES, SHORT_CALL_NS, Sampler, Verdict
+from cuvil_bc.hook.cost import ENOUGH, FEW, SAMPLES, SHORT_CALL_NS, Sampler, Verdict
 
 
 def _busy(ns: int) -> None:
@@ -62,9 +62,10 @@ def test_faster_native_calls_stay_and_their_saving_is_estimated() -> None:
 def test_long_native_calls_are_not_timed_interpreted() -> None:
     # Timing an interpreted call costs what it is slower by: not for long calls.
     sampler, verdicts, ran = _sampler(native_ns=SHORT_CALL_NS * 2, interpreted_ns=0)
-    sampler(1)
-    sampler(2)
-    assert ran == ["native", "native"]
+    for k in range(FEW + 1):
+        assert not verdicts
+        sampler(k)
+    assert ran == ["native"] * (FEW + 1)
     (verdict,) = verdicts
     assert verdict.interpreted_ns is None and not verdict.slower and verdict.saved_ns() is None
 
@@ -86,6 +87,22 @@ def test_calls_whose_cost_alternates_are_timed_fairly() -> None:
         sampler(k)
         k += 1
     assert not verdicts[0].slower, vars(verdicts[0])
+
+
+def test_one_slow_native_call_does_not_end_the_timing() -> None:
+    # The first timed native call slowed by an interrupt made a function that
+    # deoptimises on every call look long: it was never timed interpreted, and stayed.
+    verdicts: list[Verdict] = []
+    calls = [0]
+
+    def native(x: int) -> None:
+        calls[0] += 1
+        _busy(SHORT_CALL_NS * 3 if calls[0] == 2 else 4_000)
+
+    sampler = Sampler(native, lambda x: _busy(1_000), verdicts.append)
+    while not verdicts:
+        sampler(0)
+    assert verdicts[0].slower
 
 
 def test_a_nested_call_runs_natively_untimed() -> None:

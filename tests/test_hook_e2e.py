@@ -168,8 +168,8 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     same(plain, hooked)
     rows = report(out)
     assert set(rows["numeric"]) == {
-        "module", "qualname", "status", "reason", "calls_native", "calls_interpreted", "compile_ms", "calls_before_native",
-        "saved_ms", "native_ns", "interpreted_ns",
+        "module", "qualname", "file", "line", "status", "reason", "calls_native", "calls_interpreted", "compile_ms",
+        "calls_before_native", "saved_ms", "native_ns", "interpreted_ns", "deopt_lines",
     }
     assert rows["numeric"]["status"] == "native" and rows["numeric"]["module"] == "__main__"
     # Every one of the 400 calls is counted once: interpreted before it turned native, native after.
@@ -180,7 +180,8 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     assert rows["numeric"]["calls_before_native"] == 64
     assert rows["numeric"]["calls_interpreted"] == 64 + SAMPLES
     assert float(rows["numeric"]["compile_ms"]) > 0
-    assert rows["uses_dict"]["status"] == "unsupported" and "dict" in str(rows["uses_dict"]["reason"])
+    assert rows["uses_dict"]["status"] == "unsupported" and rows["uses_dict"]["reason"] == "mixed.py:12: dict"  # relative path
+    assert rows["numeric"]["file"] == "mixed.py" and rows["numeric"]["line"] == 4
     assert rows["grows"]["calls_interpreted"] > 0  # past int64 CPython finishes those calls
     # The cost model: numeric's native calls were timed against interpreted ones, and
     # are faster. grows(k) overflows int64 for every k >= 40 that it is called with
@@ -190,6 +191,7 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     assert numeric["interpreted_ns"] > numeric["native_ns"] > 0 and numeric["saved_ms"] > 0, numeric
     assert rows["grows"]["status"] == "interpreted", rows["grows"]
     assert str(rows["grows"]["reason"]).startswith("reverted: slower natively"), rows["grows"]
+    assert rows["grows"]["deopt_lines"] == {"21": rows["grows"]["deopt_lines"]["21"]}  # x = x * 3 + 1
 
 
 @pytest.mark.parametrize("form", list(SCRIPT_FORMS))

@@ -8,8 +8,10 @@
 Modules: `startup` (command-line activation, from the .pth file), `runner` (running
 the program as ``__main__``), `finder` (the meta-path finder and loader), `scope` (which
 modules), `rewrite` (counting candidates), `cache` (rewritten modules on disk), `hot`
-(counters, compiling hot functions, trampolines), `report` (CUVIL_BC_REPORT and
-``python -m cuvil_bc report``), `options` (every setting and environment variable).
+(counters, compiling hot functions, trampolines), `cost` (timing new native functions
+against their code as written), `report` and `htmlview` (CUVIL_BC_REPORT and
+``python -m cuvil_bc report [--html]``), `options` (every setting and environment
+variable).
 """
 
 from __future__ import annotations
@@ -41,6 +43,8 @@ def install(include: Iterable[str] | str | None = None, exclude: Iterable[str] |
         exclude=None if exclude is None else (exclude if isinstance(exclude, str) else list(exclude)),
     )
     RUNTIME.options = opts
+    if program_dir is not None:
+        RUNTIME.program_dir = program_dir
     for problem in opts.warnings:
         RUNTIME.warn(problem)
     scope.library_dirs()  # now: computing it inside an import could import sysconfig's data

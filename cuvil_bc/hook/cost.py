@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 #: cost with their arguments: fewer samples would often make a faster function look
 #: slower.
 SAMPLES = 32
+#: Native times needed before the calls count as long (see SHORT_CALL_NS).
+FEW = 3
 #: Interpreted calls are timed only while the fastest native call took less (ns).
 SHORT_CALL_NS = 20_000
 #: ... and only until the interpreted calls timed have taken this long together (ns).
@@ -135,7 +137,10 @@ class Sampler:
         if interpreted:
             self.spent += took
         native, timed = self.times
-        if self._may_interpret() or (len(native) < SAMPLES and min(native, default=0) < SHORT_CALL_NS):
+        # Go on while interpreted calls are still to be timed, and in any case until
+        # a few native times are in: one call slowed by an interrupt must not make
+        # the function's calls look long.
+        if self._may_interpret() or len(native) < FEW or (len(native) < SAMPLES and min(native) < SHORT_CALL_NS):
             return
         self.done = True
         self.decided(Verdict(typical(native), typical(timed) if len(timed) >= ENOUGH else None))

@@ -61,8 +61,9 @@ Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None", str]
 class Record:
     """What the hook knows of one counted (or rejected) function."""
 
-    def __init__(self, info: FunctionInfo) -> None:
+    def __init__(self, info: FunctionInfo, source: str = "") -> None:
         self.info = info
+        self.source = source  # the module's file
         self.hot = False  # the trigger has run
         self.call_counter: Counter | None = None
         self.loop_counter: Counter | None = None
@@ -94,9 +95,14 @@ class Record:
             # still queued or running (in the background) when the report was made.
             reason = "compiling when the program ended" if self.hot else "not hot: too few calls and loop iterations"
         saved = self.verdict.saved_ns() if self.verdict is not None and status == "native" else None
+        deopts: collections.Counter[int] = collections.Counter()
+        for d in self.dispatchers:
+            deopts.update(d.deopt_lines)
         return {
             "module": self.info.module,
             "qualname": self.info.qualname,
+            "file": self.source,
+            "line": self.info.lineno,
             "status": status,
             "reason": reason,
             "calls_native": native,
@@ -108,6 +114,8 @@ class Record:
             "saved_ms": None if saved is None else round(saved * native / 1e6, 3),
             "native_ns": self.verdict.native_ns if self.verdict is not None else None,
             "interpreted_ns": self.verdict.interpreted_ns if self.verdict is not None else None,
+            # Deoptimisations by the line whose guard failed (0: not known).
+            "deopt_lines": {str(line): n for line, n in sorted(deopts.items())},
         }
 
 
@@ -116,6 +124,7 @@ class Runtime:
 
     def __init__(self) -> None:
         self.options = Options()
+        self.program_dir = ""  # the report gives paths inside it relative to it
         self.records: dict[str, Record] = {}  # candidates
         #: Per module: its source and the functions that are not candidates (None: in
         #: the cache's report file). Only the report looks at them.
@@ -203,14 +212,14 @@ class Runtime:
                 key = fields[0]
                 record = self.records.get(key)
                 if record is None or record.call_counter is None or record.loop_counter is None:
-                    record = self._new_record(FunctionInfo(*fields))
+                    record = self._new_record(FunctionInfo(*fields), source)
                 # else: the module is imported again (importlib.reload): keep counting
                 counters[key] = record.call_counter  # type: ignore[assignment]
                 counters[key + "@loop"] = record.loop_counter  # type: ignore[assignment]
         return live(code, counters)
 
-    def _new_record(self, info: FunctionInfo) -> Record:
-        record = Record(info)
+    def _new_record(self, info: FunctionInfo, source: str = "") -> Record:
+        record = Record(info, source)
         self.records[info.key] = record
         # (The tick after `threshold` of them triggers.)
         record.call_counter = Counter(self.options.threshold + 1, functools.partial(self._trigger, record, True))
@@ -410,16 +419,25 @@ class Runtime:
         from .cache import load_rejected
 
         seen: set[str] = set()
-        groups = [group if group is not None else (load_rejected(source) or []) for source, group in list(self.rejected)]
-        for fields in (f for group in groups for f in group):
+        groups = [(source, group if group is not None else (load_rejected(source) or [])) for source, group in list(self.rejected)]
+        for source, fields in ((source, f) for source, group in groups for f in group):
             info = FunctionInfo(*fields)
             if info.key in seen:
                 continue
             seen.add(info.key)
             rows.append(
-                {"module": info.module, "qualname": info.qualname, "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
-                 "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0, "calls_before_native": None, "saved_ms": None, "native_ns": None, "interpreted_ns": None}
+                {"module": info.module, "qualname": info.qualname, "file": source, "line": info.lineno,
+                 "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
+                 "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0, "calls_before_native": None, "saved_ms": None,
+                 "native_ns": None, "interpreted_ns": None, "deopt_lines": {}}
             )
+        # Paths inside the program's directory are given relative to it.
+        if self.program_dir:
+            prefix = os.path.join(os.path.abspath(self.program_dir), "")
+            for row in rows:
+                if row["file"].startswith(prefix):
+                    row["file"] = row["file"][len(prefix) :]
+                row["reason"] = row["reason"].replace(prefix, "")
         return rows
 
 
