@@ -11,6 +11,8 @@ Targets (issue 16):
   a 1-D array argument               cuvil <= 1.0x Numba's
   returning a new small array        cuvil <= 1.0x Numba's
   a 3-float tuple argument           cuvil <= 2x a plain Python call
+  a caller of a compiled callee      cuvil <= 1.0x a plain call (never slower; Numba
+                                     would need the callee jitted by hand)
   a dispatcher that fell back        cuvil <= 1.2x a plain call (instances of a class,
                                      a list: neither compiles)
 
@@ -68,12 +70,27 @@ def ends(xs):  # type: ignore[no-untyped-def]
     return xs[0] + xs[-1]
 
 
+def step(x):  # type: ignore[no-untyped-def]
+    t = 0
+    for i in range(3):
+        t += x + i
+    return t
+
+
+def three_steps(x):  # type: ignore[no-untyped-def]
+    s = 0
+    for _ in range(3):
+        s += step(x)
+    return s
+
+
 #: (name, function, argument, against, target): `against` is "numba" or "plain".
 CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...], str, float]] = [
     ("add(1, 2)", add, (1, 2), "numba", 0.8),
     ("a 1-D array argument", first_plus_last, (np.arange(100.0),), "numba", 1.0),
     ("returning a new small array", unit_vector, (1.5,), "numba", 1.0),
     ("a 3-float tuple argument", norm3, ((1.0, 2.0, 3.0),), "plain", 2.0),
+    ("a caller of a compiled callee", three_steps, (5,), "plain", 1.0),
     ("fell back: a class instance", length, (Point(3.0, 4.0),), "plain", 1.2),
     ("fell back: a list", ends, ([1, 2, 3],), "plain", 1.2),
 ]
