@@ -399,6 +399,10 @@ import sys
 import cuvil_bc.compiler
 import cuvil_bc.lower.jit
 
+# Ctrl-C raises KeyboardInterrupt only where SIGINT was not ignored at startup, as it
+# is for a job a shell starts in the background (so is the test suite, at times).
+signal.signal(signal.SIGINT, signal.default_int_handler)
+
 
 def kernel(n):
     s = 0

@@ -24,6 +24,15 @@ LOOPS = {
 }
 
 
+@pytest.fixture(autouse=True)
+def ctrl_c_raises():  # type: ignore[no-untyped-def]
+    """Ctrl-C as at a terminal: where the suite was started in the background, CPython
+    left SIGINT ignored (as it found it), and a SIGINT would do nothing."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, before)
+
+
 def _send_later(sig: int, delay: float) -> threading.Thread:
     def go() -> None:
         time.sleep(delay)
