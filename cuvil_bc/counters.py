@@ -53,15 +53,27 @@ Known = published_types().Known
 Entry = published_types().Entry
 
 
-class NativeCall:
-    """What a trampoline calls: ``native.function(*args)``, the dispatcher's function.
-    (An attribute load and a plain call: ~15 ns less a call than a `functools.partial`
-    around the function.)"""
+#: What an `Entry` returns when no signature matches (or an int is beyond int64), and
+#: when native code handed the call back (csrc/entry.c).
+FALL = object()
+DEOPT = object()
+#: An entry with no signatures: every call falls.
+NO_ENTRY = Entry(0, FALL, DEOPT, None)
 
-    __slots__ = ("function",)
+
+class NativeCall:
+    """What a trampoline calls (decode/counting.py): first ``entry(*args)``, a C entry
+    into native code (csrc/entry.c); where it returns `FALL`, ``function(*args)``, and
+    where native code handed the call back (`DEOPT`), ``deopt(args)``. Set `function`,
+    then `deopt`, then `entry`: a call never sees an entry without the others.
+    (Attribute loads and plain calls: ~15 ns less a call than a `functools.partial`.)"""
+
+    __slots__ = ("function", "entry", "deopt")
 
     def __init__(self, function: Any) -> None:
         self.function = function
+        self.entry: Any = NO_ENTRY
+        self.deopt: Any = None
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(None), ())  # None: the trampoline then runs the function's own code
@@ -70,11 +82,15 @@ class NativeCall:
     def unlink() -> None:
         """Called by a trampoline's handler: take the trampoline's own entry out of the
         traceback of the exception it handles (its caller re-raises it with a bare
-        ``raise``, which adds no entry)."""
+        ``raise``, which adds no entry), and those of the dispatcher's frames after it
+        (`frames.OWN_CODE`: a deopt's)."""
         e = sys.exc_info()[1]
         tb = e.__traceback__ if e is not None else None
         if tb is not None and tb.tb_frame is sys._getframe(1):
             e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
+            from .frames import strip_own_frames
+
+            strip_own_frames(e)  # type: ignore[arg-type]
 
     def __repr__(self) -> str:
         return f"NativeCall({self.function!r})"

@@ -215,6 +215,17 @@ class Dispatcher:
         keys = (k for k in self._failed if k not in self._failed_guards and interpreted_key(k))
         return tuple(keys)[:MAX_INTERPRETED_KEYS]
 
+    def c_entry(self) -> tuple[Any, Any] | None:
+        """The C entry into the native signatures (csrc/entry.c: it returns
+        `counters.FALL` or `counters.DEOPT` when it does not answer a call), and what
+        takes a call it answered `DEOPT` with its arguments (a bound method: unlike
+        the prefix's constants, its holder is not a code object); None when this function
+        has none (its parameters are beyond the prefix: `fastpath.can_generate`)."""
+        with self._lock:
+            if self._entry is None:
+                return None
+            return self._entry, self._deopt_call
+
     def _deopt_call(self, args: tuple[Any, ...]) -> Any:
         """A deopt of a call that the C entry or a direct call made."""
         return self._deopt(args, _take_deopt_line())

@@ -45,10 +45,7 @@ from typing import Any, Sequence
 
 
 MISSING = object()
-#: What the C entry returns when no signature matches (or an int is beyond int64), and
-#: when native code handed the call back (csrc/entry.c).
-FALL = object()
-DEOPT = object()
+from .counters import DEOPT, FALL  # what the C entry returns when it does not answer
 #: Signatures known to fall back that the prefix tests (others take the generic path).
 MAX_INTERPRETED_KEYS = 8
 #: CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,

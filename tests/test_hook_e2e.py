@@ -392,3 +392,76 @@ def test_the_front_end_runs_only_for_functions_that_get_hot(tmp_path: Path) -> N
     # Type inference refuses `boxes` for its int argument before LLVM loads (the script
     # prints whether llvmlite was imported, as plain CPython: False).
     assert rows["boxes"]["status"] == "unsupported" and "Box" in str(rows["boxes"]["reason"]), rows["boxes"]
+
+
+DIRECT = """
+import os
+import traceback
+
+
+def steps(x):
+    t = 0
+    for i in range(60):
+        t += x * i
+    return t
+
+
+def show(x):
+    try:
+        print(steps(x))
+    except Exception:
+        print(traceback.format_exc().replace(os.getcwd(), "."))
+
+
+results = [steps(k) for k in range(400)]  # hot, compiled, timed, decided
+probe = os.environ.get("PROBE")
+if probe:  # (only the hooked run: CPython has no trampoline)
+    from cuvil_bc.counters import NativeCall
+
+    (call,) = [c for c in steps.__code__.co_consts if type(c) is NativeCall]
+    entry, _ = call.function.dispatcher.c_entry()
+    with open(probe, "w") as out:
+        out.write(f"{call.entry is entry}\\n")
+    through = call.function
+
+    def refuse(*args):
+        raise AssertionError("the trampoline called the dispatcher's function")
+
+    call.function = refuse
+print(sum(results))
+show(7)  # native, through the C entry
+show(2**56)  # its products overflow int64: native code hands the call back (a deopt)
+if probe:
+    call.function = through
+show(None)  # no signature: the C entry falls back, and the interpreted copy raises
+show(2**70)  # beyond int64: the C entry falls back to the dispatcher's function
+show(1.5)  # another signature: the dispatcher's function compiles it
+"""
+
+
+def test_the_trampoline_enters_native_code_in_c(tmp_path: Path) -> None:
+    # Issue 16: a hooked function's trampoline called the dispatcher's function, a
+    # Python frame more per call, which then called the C entry. Now it calls the C
+    # entry itself; a deopt and the calls the entry declines give the same results
+    # and tracebacks as CPython.
+    (tmp_path / "direct.py").write_text(DIRECT)
+    plain = run(["direct.py"], cwd=tmp_path)
+    probe = tmp_path / "probe.txt"
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "direct.py"], cwd=tmp_path, env={"PROBE": str(probe), "CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    assert probe.read_text() == "True\n"
+    row = report(out)["steps"]
+    assert row["status"] == "native" and row["deopt_lines"], row
+
+
+def test_a_function_with_a_local_named_like_the_trampolines_is_not_counted() -> None:
+    # The trampoline's prefix assigns `__cb_r` before it may call on with the
+    # parameters: a parameter of that name would be clobbered.
+    from cuvil_bc.hook.rewrite import cheap_reason
+
+    ns: dict[str, object] = {}
+    exec("def f(__cb_r):\n    t = 0\n    for i in range(__cb_r):\n        t += i\n    return t\n", ns)
+    exec("def g(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", ns)
+    assert "__cb_" in cheap_reason(ns["f"].__code__)  # type: ignore[attr-defined]
+    assert cheap_reason(ns["g"].__code__) == ""  # type: ignore[attr-defined]

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import Counter, NativeCall, is_placeholder, placeholder
+from ..counters import DEOPT, FALL, Counter, NativeCall, is_placeholder, placeholder
 from . import rawcode
 
 if TYPE_CHECKING:
@@ -147,10 +147,13 @@ _BODY = "__cuvil_bc_body__"  # the template's statement that the function's body
 
 
 def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
-    """`code` behind a prefix that passes its parameters on to `native.function` and
-    returns what it returns, unless the constant that holds `native` is None: in a process
-    the function was pickled into by value (`NativeCall` pickles as None), `code`
-    itself runs, as written.
+    """`code` behind a prefix that passes its parameters on to `native` (its C entry,
+    then its function or its deopt: see `NativeCall`) and returns what it returns,
+    unless the constant that holds `native` is None: in a process the function was
+    pickled into by value (`NativeCall` pickles as None), `code` itself runs, as
+    written. (The prefix's local ``__cb_r`` is set only on paths that return: the body
+    never sees it. Its names start with ``__cb_``, which no counted function's do:
+    `hook.rewrite.cheap_reason`.)
 
     An exception from the call passes through a handler that takes the prefix's own
     traceback entry out (`NativeCall.unlink`) and re-raises it with a bare ``raise``,
@@ -158,13 +161,20 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     line that raised, as in CPython (the frames of the function's interpreted copy and
     of the dispatcher follow it, and those of the dispatcher take themselves out).
     """
-    params = ", ".join(code.co_varnames[: code.co_argcount])
+    names = code.co_varnames[: code.co_argcount]
+    params = ", ".join(names)
     source = (
-        "    if __callee is not None:\n        try:\n"
-        f"            return __callee.function({params})\n"
-        "        except:\n            __callee.unlink()\n            raise\n"
+        "    if __cb_callee is not None:\n        try:\n"
+        f"            __cb_r = __cb_callee.entry({params})\n"
+        "            if __cb_r is __cb_fall:\n"
+        f"                return __cb_callee.function({params})\n"
+        "            if __cb_r is __cb_deopt:\n"
+        f"                return __cb_callee.deopt(({''.join(n + ', ' for n in names)}))\n"
+        "            return __cb_r\n"
+        "        except:\n            __cb_callee.unlink()\n            raise\n"
     )
-    return with_prefix(code, source, {"__callee": native}, call_line="return __callee")
+    constants = {"__cb_callee": native, "__cb_fall": FALL, "__cb_deopt": DEOPT}
+    return with_prefix(code, source, constants, call_line="return __cb_callee")
 
 
 def with_prefix(code: types.CodeType, source: str, constants: dict[str, object], call_line: str = "") -> types.CodeType:

@@ -371,7 +371,7 @@ class Runtime:
         # they are slower than the code as written.
         call = NativeCall(None)
         tramp = trampoline(plain, call)
-        call.function = sampler = Sampler(dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp))
+        call.function = sampler = Sampler(dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp, dispatcher))
         record.samplers.append(sampler)
         from .. import originals
 
@@ -384,14 +384,19 @@ class Runtime:
             self._swap(functions, code, plain if watched else tramp)
         record.status, record.reason = "native", ""
 
-    def sampled(self, record: Record, call: Any, tramp: types.CodeType, verdict: Verdict) -> None:
+    def sampled(self, record: Record, call: Any, tramp: types.CodeType, dispatcher: Any, verdict: Verdict) -> None:
         """The sampler's verdict on a new native function (`call` is what its
-        trampoline `tramp` calls): native from now on, or back to the code as written."""
+        trampoline `tramp` calls): native from now on, or back to the code as written.
+        Native, the trampoline calls the dispatcher's C entry itself (one Python call
+        less than through the dispatcher's function)."""
         try:
             record.verdict = verdict
             sampler = call.function
             if not verdict.slower:
                 call.function = sampler.native
+                entry = dispatcher.c_entry()
+                if entry is not None:
+                    call.deopt, call.entry = entry[1], entry[0]
                 return
             # Reverted: any frame still in the trampoline runs the code as written too.
             call.function = sampler.interpreted

@@ -24,7 +24,7 @@ from ..errors import CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
-FORMAT = 4
+FORMAT = 5
 
 #: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
 NOT_NUMERIC = "no loop or arithmetic"
@@ -38,6 +38,9 @@ LEAF = "not compiled alone: a loop-free leaf (compiled into compiled callers)"
 #: Reasons that are the hook's choice, not a limit of the compiler: such functions are
 #: reported "interpreted", not "unsupported".
 CHOSEN = frozenset({NOT_NUMERIC, LEAF})
+
+#: How the names of a trampoline's prefix start (decode/counting.py).
+RESERVED = "__cb_"
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 _VARARGS = 0x04 | 0x08
@@ -69,6 +72,8 @@ def cheap_reason(code: types.CodeType) -> str:
         return str(CompileError("closure", f"{code.co_filename}:{code.co_firstlineno}"))
     if not scan.loop_or_arithmetic(code):
         return NOT_NUMERIC
+    if any(name.startswith(RESERVED) for name in code.co_varnames):
+        return f"a local named {RESERVED}...: cuvil_bc's own prefixes use such names"
     return scan.refused_construct(code)
 
 
