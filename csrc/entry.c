@@ -27,9 +27,13 @@
  * handed the call back, its line is in the thread's deopt record), and the caller (the
  * compiled function's prefix, cuvil_bc/fastpath.py) takes the slow path.
  *
- * The GIL is released around the native call only when the signature says the code can
- * run long (it has a loop): for a loop-free function, releasing and taking the GIL back
- * costs more than its work. The arguments stay alive meanwhile: the caller holds them.
+ * The GIL is released only once the native code has run long: a signature whose code
+ * can (it has a loop, or calls compiled code) lets its loops release it
+ * (cb_gil_release) after a few hundred iterations, and the entry takes it back when
+ * the call returns. Releasing and taking back the GIL costs ~40 ns, more than a short
+ * call's whole work; holding it for a few hundred iterations (microseconds) is less
+ * than the interpreter's own switch interval (5 ms). The arguments stay alive
+ * meanwhile: the caller holds them.
  * Code that calls compiled functions starts at the native call depth that the
  * thread's recursion budget allows (start_depth), as the dispatcher's generic path does.
  */
@@ -438,6 +442,28 @@ static void release_set(cb_set *set) {
 
 static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py_ssize_t nargs);
 
+/* The GIL, released lazily. A native call that may release it points `gil_hold` at
+ * its own record (restoring the outer call's afterwards: a call from Python code that
+ * native code called back, with the GIL held); cb_gil_release saves the thread state
+ * there, once, and the entry restores it when the native code returns. The thread
+ * must hold the GIL: native code that cffi called runs without it already. */
+typedef struct {
+    PyThreadState *saved;
+} cb_gil_hold;
+static _Thread_local cb_gil_hold *gil_hold = NULL;
+
+#if PY_VERSION_HEX >= 0x030D0000
+#define CB_CURRENT_TSTATE() PyThreadState_GetUnchecked()
+#else
+#define CB_CURRENT_TSTATE() _PyThreadState_UncheckedGet()
+#endif
+
+void cb_gil_release(void) {
+    cb_gil_hold *hold = gil_hold;
+    if (hold != NULL && hold->saved == NULL && CB_CURRENT_TSTATE() != NULL)
+        hold->saved = PyEval_SaveThread();
+}
+
 static PyObject *entry_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     cb_entry *self = (cb_entry *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
@@ -469,14 +495,12 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
         int32_t depth = sig->calls_compiled ? start_depth() : 0;
         if (depth < 0)
             return Py_NewRef(self->fall);
-        int32_t status;
-        if (sig->release_gil) {
-            Py_BEGIN_ALLOW_THREADS
-            status = fn(&sig->target->calls, in, out, depth);
-            Py_END_ALLOW_THREADS
-        } else {
-            status = fn(&sig->target->calls, in, out, depth);
-        }
+        cb_gil_hold hold = {NULL}, *outer = gil_hold;
+        gil_hold = sig->release_gil ? &hold : NULL; /* (NULL: not an outer call's either) */
+        int32_t status = fn(&sig->target->calls, in, out, depth);
+        gil_hold = outer;
+        if (hold.saved != NULL)
+            PyEval_RestoreThread(hold.saved);
         if (status != CB_OK)
             return Py_NewRef(self->deopt);
         at = sig->result;

@@ -59,12 +59,12 @@ class _Native:
             # This dispatcher's own target: its `calls` counts the C entry's native calls.
             self.target = ffi.new("cb_native_target *")
             self.target.fn = ffi.cast("void *", get_jit().address(spec.words_entry))
-            # What the C entry (csrc/entry.c) needs of this signature. The GIL is
-            # released only where the code can run long: a loop-free function's work
-            # costs less than releasing and taking back the GIL.
-            runs_long = spec.fn is None or bool(natural_loops(spec.fn))
+            # What the C entry (csrc/entry.c) needs of this signature. Code that can
+            # run long (it loops, or calls compiled code) may let the GIL go once it
+            # has (codegen.GIL_HOLD_ITERATIONS); a loop-free leaf never does.
+            may_release = spec.fn is None or bool(natural_loops(spec.fn)) or self.calls_python
             address = int(ffi.cast("uintptr_t", self.target))
-            self.fast = (*entry_slots(spec.argtypes, spec.return_type), runs_long, self.calls_python, address, self.target)
+            self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, address, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)

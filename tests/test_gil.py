@@ -1,4 +1,4 @@
-"""Native code runs with the GIL released.
+"""Native code that runs long releases the GIL; short calls keep it.
 
 With a huge switch interval the main thread never hands the GIL over on its own, so a
 second thread can only run while the main thread is blocked, and the only blocking
@@ -58,6 +58,29 @@ def test_native_call_releases_the_gil() -> None:
     during = _progress_during(lambda: native(30_000_000))
     assert native.stats["native_calls"] == 2, native.explain()
     assert during > 0, "the counter thread never ran during the native call: the GIL was held"
+
+
+def test_short_native_calls_keep_the_gil() -> None:
+    # Issue 16: releasing and taking back the GIL cost each call ~40 ns, more than a
+    # short loop's whole work. Native loops let it go only once they have run long.
+    native = cuvil_bc.compile(spin)
+    assert native(10) == spin(10)
+    during = _progress_during(lambda: [native(20) for _ in range(20_000)])
+    assert native.stats["native_calls"] == 20_001, native.explain()
+    assert during == 0, "short native calls let the GIL go"
+
+
+def caller(n):
+    return spin(n) + spin(3)
+
+
+def test_a_loop_free_caller_lets_its_callees_loops_release_the_gil() -> None:
+    native = cuvil_bc.compile(caller)
+    assert native(10) == caller(10)
+    during = _progress_during(lambda: native(30_000_000))
+    assert native.stats["native_calls"] == 2, native.explain()
+    assert during > 0, "the counter thread never ran during the native call: the GIL was held"
+    assert native(1000) == caller(1000)  # and the GIL came back: Python runs on
 
 
 def test_the_measurement_detects_a_held_gil() -> None:

@@ -56,6 +56,11 @@ MAX_DEPTH = 2000
 #: enough that Ctrl-C stops even a loop of 5 µs iterations within 100 ms.
 CHUNK = 16384
 
+#: Iterations of a polled loop (see `plan_signal_polls`) before native code lets the
+#: GIL go (`cb_gil_release`, csrc/entry.c); a chunked loop lets it go at the end of its
+#: first chunk. Releasing and taking back the GIL costs ~40 ns: a short call keeps it.
+GIL_HOLD_ITERATIONS = 256
+
 
 @dataclass
 class Chunked:
@@ -192,9 +197,14 @@ class FunctionLowering:
         self.plan_latches(order)
         self.polled, self.chunks = self.plan_signal_polls()
         self.signals_at_entry: ir.Value | None = None
+        self.gil_budget: ir.Value | None = None
         if self.polled or self.chunks:
             with self.em.builder.goto_block(self.em.alloca_block):
                 self.signals_at_entry = self.signal_count()
+        if self.polled:
+            self.gil_budget = self.em.alloca(I64)
+            with self.em.builder.goto_block(self.em.alloca_block):
+                self.em.builder.store(self.em.i64(GIL_HOLD_ITERATIONS), self.gil_budget)
         if not self.fn.writes and any(
             (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
             or self.defers_math_error(op)
@@ -247,6 +257,7 @@ class FunctionLowering:
                 self.em.speculative = op.speculative
                 if op is block.ops[-1] and block in self.polled:
                     self.poll_signals()
+                    self.count_down_gil()
                 self.lower(op)
                 if self.track and refcount.is_owned(op):
                     self.held.append(op)
@@ -990,6 +1001,7 @@ class FunctionLowering:
                 b.cbranch(b.icmp_unsigned("==", remaining, em.i64(0)), target(op.exit), more)
                 b.position_at_end(more)
                 self.poll_signals()
+                self.release_gil()  # a chunk has run: this call is long
                 b.branch(chunked.block)
                 chunked.end = b.block
             b.position_at_end(step_block)
@@ -1131,6 +1143,24 @@ class FunctionLowering:
         assert self.signals_at_entry is not None
         moved = self.em.builder.icmp_unsigned("!=", self.signal_count(), self.signals_at_entry)
         self.em.deopt_if(moved, distinct="signal")
+
+    def release_gil(self) -> None:
+        """Let the GIL go, if the C entry that called this code holds it for this call
+        (csrc/entry.c: once; it takes it back when the call returns)."""
+        self.em.builder.call(self.em.declare("cb_gil_release", ir.VoidType(), []), [])
+
+    def count_down_gil(self) -> None:
+        """At a polled loop header: `release_gil` at the `GIL_HOLD_ITERATIONS`th pass."""
+        assert self.gil_budget is not None
+        b = self.em.builder
+        left = b.sub(b.load(self.gil_budget), self.em.i64(1))
+        b.store(left, self.gil_budget)
+        release, held = self.em.block("gil.release"), self.em.block("gil.held")
+        b.cbranch(b.icmp_signed("==", left, self.em.i64(0)), release, held).set_weights([1, 1 << 20])
+        b.position_at_end(release)
+        self.release_gil()
+        b.branch(held)
+        b.position_at_end(held)
 
     def plan_latches(self, order: list[BasicBlock]) -> None:
         """One latch block for each loop header that several back edges reach (an
