@@ -13,6 +13,10 @@ Targets (issue 16):
   a 3-float tuple argument           cuvil <= 2x a plain Python call
   a caller of a compiled callee      cuvil <= 1.0x a plain call (never slower; Numba
                                      would need the callee jitted by hand)
+  hooked: a short loop               the same function made native by
+                                     ``-X importhook cuvil_bc`` (its trampoline), called
+                                     from the program's interpreted loop, in a child
+                                     process, <= 1.0x plain (never slower)
   a dispatcher that fell back        cuvil <= 1.2x a plain call (instances of a class,
                                      a list: neither compiles)
 
@@ -96,6 +100,58 @@ CASES: list[tuple[str, Callable[..., Any], tuple[Any, ...], str, float]] = [
 ]
 
 
+#: A program that calls a function with a short loop as often as `_loop` does, and
+#: prints the best round's ns per call; run plain and under the hook, side by side.
+HOOKED_PROGRAM = """
+import sys, time
+
+def step(x):
+    t = 0
+    for i in range(3):
+        t += x + i
+    return t
+
+rounds, calls = int(sys.argv[1]), int(sys.argv[2])
+for k in range(1000):  # hot, compiled (CUVIL_BC_SYNC), and its first calls timed
+    step(k)
+best = float("inf")
+for _ in range(rounds):
+    start = time.perf_counter()
+    for _ in range(calls):
+        step(5)
+    best = min(best, time.perf_counter() - start)
+print(best / calls * 1e9, step(5))
+"""
+
+
+def _hooked_case(rounds: int, calls: int) -> tuple[float, float, bool]:
+    """(plain ns, hooked ns, whether the hook ran `step` natively), best of `rounds`
+    runs of each, alternated."""
+    import json
+    import os
+    import subprocess
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        program, report = Path(tmp) / "hooked_case.py", Path(tmp) / "report.json"
+        program.write_text(HOOKED_PROGRAM)
+        env = {k: v for k, v in os.environ.items() if k not in ("CUVIL_BC_REPORT", "PYTHONDONTWRITEBYTECODE")}
+        env["CUVIL_BC_SYNC"] = "1"
+        env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).resolve().parent.parent), env.get("PYTHONPATH", "")])
+        best = {"plain": math.inf, "cuvil": math.inf}
+        outputs = set()
+        for _ in range(3):
+            for label, hook in (("plain", []), ("cuvil", ["-X", "importhook", "cuvil_bc"])):
+                run_env = dict(env, CUVIL_BC_REPORT=str(report)) if hook else env
+                done = subprocess.run([sys.executable, *hook, str(program), str(rounds), str(calls)], env=run_env, capture_output=True, text=True, check=True)
+                ns, result = done.stdout.split()
+                best[label] = min(best[label], float(ns))
+                outputs.add(result)
+        rows = {r["qualname"]: r for r in json.loads(report.read_text())["functions"]}
+        native = rows["step"]["status"] == "native" and rows["step"]["calls_native"] > 0 and len(outputs) == 1
+        return best["plain"], best["cuvil"], native
+
+
 def _loop(f: Callable[..., Any], args: tuple[Any, ...], n: int) -> float:
     start = time.perf_counter()
     if len(args) == 1:
@@ -163,6 +219,13 @@ def main() -> int:
             failed.append(name)
         how = "" if ran else ("  NOT NATIVE" if not fell_back else "  DID NOT FALL BACK")
         print(f"{name:30} {cells}  {r:6.2f}x {against:>6}  {'PASS' if ok else 'FAIL'} <= {target}x{how}")
+    plain_ns, hooked_ns, native = _hooked_case(opts.rounds, opts.calls)
+    r = hooked_ns / plain_ns
+    ok = r <= 1.0 and native
+    if not ok:
+        failed.append("hooked: a short loop")
+    cells = f"{plain_ns:8.0f} {hooked_ns:8.0f} {'-':>8}"
+    print(f"{'hooked: a short loop':30} {cells}  {r:6.2f}x {'plain':>6}  {'PASS' if ok else 'FAIL'} <= 1.0x{'' if native else '  NOT NATIVE'}")
     print("TARGETS", "all met" if not failed else f"missed: {', '.join(failed)}", "(a missed target is reported, not an error)")
     return 0
 
