@@ -15,6 +15,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from cuvil_bc.hook.cost import SAMPLES
 
@@ -465,3 +467,53 @@ def test_a_function_with_a_local_named_like_the_trampolines_is_not_counted() -> 
     exec("def g(n):\n    t = 0\n    for i in range(n):\n        t += i\n    return t\n", ns)
     assert "__cb_" in cheap_reason(ns["f"].__code__)  # type: ignore[attr-defined]
     assert cheap_reason(ns["g"].__code__) == ""  # type: ignore[attr-defined]
+
+
+_SPELLINGS = [
+    "[tool.cuvil_bc]\nthreshold = 5\n",
+    '[tool . "cuvil_bc" ]\nthreshold = 5\n',
+    "[ tool.'cuvil_bc' ]\nthreshold=5\n",
+    "[tool]\ncuvil_bc = {threshold = 5}\n",
+    "[tool]\ncuvil_bc.threshold = 5\n",
+    "tool.cuvil_bc.threshold = 5\n",
+    "tool = {cuvil_bc = {threshold = 5}}\n",
+    '[tool."cuvil\\u005fbc"]\nthreshold = 5\n',
+    "[tool.cuvil_bc.extra]\nx = 1\n",
+]
+_OTHERS = [
+    '[project]\nname = "cuvil_bc"\n',
+    '[tool.setuptools]\npackages = [\n  "cuvil_bc",\n  "cuvil_bc.decode",\n]\n',
+    "[project]\ndescription = 'not cuvil_bc'\n",
+    '[tool.other]\nx = "cuvil_bc.hook"\n',
+    '[tool.more]\npackages = ["cuvil_bc"]\nnested = [["cuvil_bc"], "x"]\n',
+]
+
+
+@given(st.lists(st.sampled_from(_OTHERS), max_size=3), st.one_of(st.none(), st.sampled_from(_SPELLINGS)))
+def test_pyproject_is_parsed_whenever_it_may_configure_us(others: list[str], ours: str | None) -> None:
+    # The hook parses pyproject.toml (tomllib: ~10 ms of imports) only when a
+    # `cuvil_bc` key may be in it; a project's name or package list is not one.
+    import tomllib
+
+    from cuvil_bc.hook.options import _may_name_our_table
+
+    # (each table once: TOML forbids defining one twice)
+    text = "".join(dict.fromkeys(others)) + (ours or "")
+    try:
+        parsed = tomllib.loads(text)
+    except tomllib.TOMLDecodeError:
+        return  # e.g. [tool] twice, or [tool.other] after a [tool] table's dotted key
+    if "cuvil_bc" in parsed.get("tool", {}):
+        assert _may_name_our_table(text.encode())
+    if ours is None:
+        assert not _may_name_our_table(text.encode())
+
+
+def test_a_project_pyproject_without_our_table_is_not_parsed(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "cuvil_bc"\n[tool.setuptools]\npackages = ["cuvil_bc"]\n')
+    program = tmp_path / "modules.py"
+    program.write_text("import sys\nprint('tomllib' in sys.modules, 'typing' in sys.modules)\n")
+    plain = run([str(program)], cwd=tmp_path)
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)
+    assert hooked.stdout == "False False\n", hooked.stdout

@@ -104,13 +104,44 @@ def find_pyproject(start: str) -> str | None:
         directory = parent
 
 
+def _may_name_our_table(data: bytes) -> bool:
+    """Whether TOML text `data` may hold a ``cuvil_bc`` key (under ``tool``): some
+    ``cuvil_bc`` is a key, bare or quoted, followed by ``=``, ``.`` or, in a table's
+    header, ``]`` (``[tool.cuvil_bc]``, ``cuvil_bc = {...}``,
+    ``tool.cuvil_bc.threshold = 5``), or the text
+    has escapes, which may spell a quoted key. False only where no such key can be: a
+    project's name or package list (``"cuvil_bc"``, ``"cuvil_bc.decode"``) is not one."""
+    if b"\\u" in data or b"\\U" in data:
+        return True
+    at = data.find(b"cuvil_bc")
+    while at >= 0:
+        end = at + len(b"cuvil_bc")
+        quote = data[at - 1 : at] if at > 0 else b""
+        if quote in (b'"', b"'"):
+            end = end + 1 if data[end : end + 1] == quote else -1  # a key is exactly "cuvil_bc"
+        if end >= 0:
+            while data[end : end + 1] in (b" ", b"\t"):
+                end += 1
+            follows = data[end : end + 1]
+            line = data[data.rfind(b"\n", 0, at) + 1 : at].lstrip()
+            if follows in (b"=", b".") or (follows == b"]" and line.startswith(b"[")):
+                return True  # (a "]" ends a key only in a table's header)
+        at = data.find(b"cuvil_bc", at + 1)
+    return False
+
+
 def from_pyproject(path: str | None) -> dict[str, Any]:
     if path is None:
         return {}
+    with open(path, "rb") as f:
+        data = f.read()
+    if not _may_name_our_table(data):
+        # tomllib and what it imports (typing, datetime, re) cost ~10 ms, which
+        # every hooked run of a project with a pyproject.toml would pay.
+        return {}
     import tomllib
 
-    with open(path, "rb") as f:
-        table = tomllib.load(f).get("tool", {}).get("cuvil_bc", {})
+    table = tomllib.loads(data.decode("utf-8")).get("tool", {}).get("cuvil_bc", {})
     known = {"include", "exclude", "threshold", "loop_threshold", "sync", "cache"}
     unknown = set(table) - known
     if unknown:
