@@ -11,7 +11,15 @@ faster), and the hook's report of what it compiled. Target: every program's medi
 ratio >= 0.97 (at most 3% slower), and `examples/numeric_app.py` stays >= 5x
 (benchmarks/hook.py).
 
-    python benchmarks/programs.py [--rounds N] [--only NAME[,NAME...]]
+Both runs of a round get the same PYTHONHASHSEED (the round's number): a program
+that iterates over sets of strings does more or less work with another seed (sudoku:
++-10% of its instructions), which would otherwise count as the hook's doing.
+
+With ``--instructions`` the runs are counted in instructions instead of timed, under
+valgrind's callgrind (~50x slower; needs valgrind): exact and repeatable where wall
+time on a shared 2-core machine varies by 2x between identical runs.
+
+    python benchmarks/programs.py [--rounds N] [--only NAME[,NAME...]] [--instructions]
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -37,21 +46,27 @@ def _clean_cache() -> None:
         path.unlink()
 
 
-def _env(report: str | None = None) -> dict[str, str]:
+def _env(seed: int, report: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
     for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT"):
         env.pop(name, None)
+    env["PYTHONHASHSEED"] = str(seed)
     if report is not None:
         env["CUVIL_BC_REPORT"] = report
     return env
 
 
-def _timed(args: list[str], env: dict[str, str]) -> tuple[float, str]:
+def _timed(args: list[str], env: dict[str, str], instructions: bool = False) -> tuple[float, str]:
+    """Wall seconds (or, with `instructions`, instructions executed) and stdout."""
+    prefix = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] if instructions else []
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], cwd=HERE, capture_output=True, text=True, env=env)
+    done = subprocess.run([*prefix, sys.executable, *args], cwd=HERE, capture_output=True, text=True, env=env)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{args} failed:\n{done.stderr}")
+    if instructions:
+        (line,) = [k for k in done.stderr.splitlines() if "I   refs:" in k]
+        return float(line.split()[-1].replace(",", "")), done.stdout
     return elapsed, done.stdout
 
 
@@ -65,28 +80,33 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="comma-separated program names (without .py)")
+    parser.add_argument("--instructions", action="store_true", help="count instructions (valgrind) instead of timing")
     args = parser.parse_args(argv)
+    if args.instructions and shutil.which("valgrind") is None:
+        raise SystemExit("--instructions needs valgrind")
+    unit, scale = ("G instr", 1e-9) if args.instructions else ("s", 1.0)
     names = sorted(p.stem for p in HERE.glob("*.py"))
     if args.only:
         names = [n for n in names if n in args.only.split(",")]
-    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {args.rounds} rounds; ratio = plain time / hooked time")
-    print(f"{'program':14} {'plain s':>8} {'hooked s':>9} {'median':>7} {'range':>13}  compiled natively")
+    measure = "instructions" if args.instructions else "time"
+    print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, {args.rounds} rounds; ratio = plain {measure} / hooked {measure}")
+    print(f"{'program':14} {'plain ' + unit:>13} {'hooked ' + unit:>14} {'median':>7} {'range':>13}  compiled natively")
     failed = []
     ratios = []
     with tempfile.TemporaryDirectory() as tmp:
         report = os.path.join(tmp, "report.json")
         for name in names:
             plain_times, hooked_times = [], []
-            for _ in range(args.rounds):
-                t, expected = _timed([f"{name}.py"], _env())
+            for seed in range(args.rounds):
+                t, expected = _timed([f"{name}.py"], _env(seed), args.instructions)
                 plain_times.append(t)
                 _clean_cache()
-                t, got = _timed(["-X", "importhook", "cuvil_bc", f"{name}.py"], _env())
+                t, got = _timed(["-X", "importhook", "cuvil_bc", f"{name}.py"], _env(seed), args.instructions)
                 if got != expected:
                     raise SystemExit(f"{name}: the hooked output differs from plain CPython's")
                 hooked_times.append(t)
             _clean_cache()
-            if _timed(["-X", "importhook", "cuvil_bc", f"{name}.py"], _env(report))[1] != expected:
+            if _timed(["-X", "importhook", "cuvil_bc", f"{name}.py"], _env(args.rounds - 1, report))[1] != expected:
                 raise SystemExit(f"{name}: the hooked output differs from plain CPython's (with a report)")
             per_round = [p / h for p, h in zip(plain_times, hooked_times)]
             median = statistics.median(per_round)
@@ -94,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
             if median < TARGET:
                 failed.append(name)
             print(
-                f"{name:14} {statistics.median(plain_times):8.3f} {statistics.median(hooked_times):9.3f} "
+                f"{name:14} {statistics.median(plain_times) * scale:13.3f} {statistics.median(hooked_times) * scale:14.3f} "
                 f"{median:6.2f}x {min(per_round):5.2f}-{max(per_round):.2f}x  {_compiled(report)}"
             )
     print("TARGETS")

@@ -517,3 +517,35 @@ def test_a_project_pyproject_without_our_table_is_not_parsed(tmp_path: Path) -> 
     hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_CACHE": "0"})
     same(plain, hooked)
     assert hooked.stdout == "False False\n", hooked.stdout
+
+
+def test_a_hot_loop_that_makes_objects_loads_no_front_end(tmp_path: Path) -> None:
+    # Issue 16: a hot function whose loop calls one of the program's classes loaded
+    # the front end and type inference (~20 ms of imports) to be refused "call to
+    # Task". The class is a global the trigger can see: refused at once, the same way.
+    program = tmp_path / "objects.py"
+    program.write_text(
+        "import sys\n\n\n"
+        "class Task:\n    def __init__(self, n):\n        self.n = n\n\n\n"
+        "class Failed(Exception):\n    pass\n\n\n"
+        "def make(n):\n    out = 0\n    for i in range(n):\n        if i < 0:\n            raise Failed(i)\n        out += Task(i).n\n    return out\n\n\n"
+        "for k in range(300):\n    make(5)\n"
+        "print(make(10), sorted(m for m in sys.modules if m.startswith('cuvil_bc.') and m.split('.')[1] in ('cfg', 'ir')))\n"
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    assert plain.stdout == "45 []\n", plain.stdout
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)
+    row = report(out)["make"]
+    assert row["status"] == "unsupported" and row["reason"] == "objects.py:18: call to Task", row
+
+
+def test_called_globals_are_found_in_every_version() -> None:
+    from cuvil_bc.decode.scan import called_globals
+
+    ns: dict[str, object] = {}
+    many = "".join(f"    v = G{k}\n" for k in range(300))  # global names past 127: EXTENDED_ARG
+    exec(f"def f(x):\n{many}    y = len(x)\n    z = isinstance(x, Task)\n    return Task(y) + g(z)\n", ns)
+    code = ns["f"].__code__  # type: ignore[attr-defined]
+    assert called_globals(code) == [("len", 302), ("isinstance", 303), ("Task", 304), ("g", 304)]

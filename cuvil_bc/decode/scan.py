@@ -26,6 +26,28 @@ def loop_or_arithmetic(code: types.CodeType) -> bool:
     return not _NUMERIC.isdisjoint(code.co_code[::2])
 
 
+_LOAD_GLOBAL = opcode.opmap["LOAD_GLOBAL"]
+_EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
+
+
+def called_globals(code: types.CodeType) -> list[tuple[str, int]]:
+    """The globals that `code` loads to call them (``name(...)``: a ``LOAD_GLOBAL``
+    whose oparg's low bit pushes the NULL of a call, 3.11 to 3.13), each with its
+    line, in the code's order."""
+    raw = code.co_code
+    units: list[tuple[str, int]] = []
+    extended = 0
+    for unit in range(len(raw) // 2):
+        op, arg = raw[2 * unit], raw[2 * unit + 1] | extended
+        extended = arg << 8 if op == _EXTENDED_ARG else 0
+        if op == _LOAD_GLOBAL and arg & 1:
+            units.append((code.co_names[arg >> 1], unit))
+    if not units:
+        return []
+    lines = [p[0] for p in code.co_positions()]
+    return [(name, lines[unit] if lines[unit] is not None else code.co_firstlineno) for name, unit in units]
+
+
 def refused_construct(code: types.CodeType) -> str:
     """The decoder's refusal of the first instruction in `code` that it never decodes
     (``file:line: construct``), or "" when there is none."""

@@ -44,7 +44,7 @@ from ..typing import arguments
 from ..warn import internal_warning
 from .cost import Sampler, Verdict
 from .options import Options
-from .rewrite import CHOSEN, FunctionInfo, front_end_reason
+from .rewrite import CHOSEN, FunctionInfo, class_call_reason, front_end_reason
 
 #: The reason of a function whose loops got hot in its first call, and which has not
 #: been called again (see `Runtime.on_hot`).
@@ -261,7 +261,7 @@ class Runtime:
             # counted functions never get this far, and one that cannot compile is
             # given up before LLVM loads (~45 ms).
             try:
-                refused = front_end_reason(code)
+                refused = class_call_reason(code, frame.f_globals, frame.f_builtins) or front_end_reason(code)
                 if not refused and args is not None:
                     refused = _typing_reason(frame, code, args)
             except Exception as e:  # noqa: BLE001 (never break the program)

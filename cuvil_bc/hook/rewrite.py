@@ -77,6 +77,24 @@ def cheap_reason(code: types.CodeType) -> str:
     return scan.refused_construct(code)
 
 
+#: Py_TPFLAGS_HEAPTYPE: a class made by a ``class`` statement (or `type()`), not a C type.
+_HEAPTYPE = 1 << 9
+
+
+def class_call_reason(code: types.CodeType, namespace: dict[str, object], builtins: dict[str, object]) -> str:
+    """``file:line: call to C`` when `code` calls a global that is a class of the
+    program's (made by a ``class`` statement), which the compiler never compiles (type
+    inference refuses it the same way, after the front end's ~20 ms of imports); ""
+    otherwise. Exception classes are left to the compiler: one raised at once compiles."""
+    from ..decode import scan
+
+    for name, line in scan.called_globals(code):
+        value = namespace[name] if name in namespace else builtins.get(name)
+        if isinstance(value, type) and value.__flags__ & _HEAPTYPE and not issubclass(value, BaseException):
+            return str(CompileError(f"call to {value.__qualname__}", f"{code.co_filename}:{line}"))
+    return ""
+
+
 def front_end_reason(code: types.CodeType) -> str:
     """Why the compiler's front end refuses `code` (a counted function; the decoder
     drops its counters), or why compiling it alone would not pay; "" when it is
