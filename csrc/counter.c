@@ -237,8 +237,46 @@ static PyType_Spec known_spec = {
 
 static PyObject *cb_make_known_type(void) { return PyType_FromSpec(&known_spec); }
 
-/* Put the runtime's Python types (Entry, entry.c; Counter, Known) into the module
- * `cuvil_bc._runtime`, once. Returns 0, or -1 when that failed. cffi functions run
+/* function_changed(func): after the hook or a dispatcher gave `func` other code or
+ * defaults. CPython 3.13 then sets the function's version to 0, for good: no call of
+ * it is specialised again, and each takes the generic path (raytracer.py's methods:
+ * 5% more instructions). 3.11 and 3.12 hand out a new version lazily. Here a function
+ * gets the version a new function of its code gets (the code object's own, which
+ * names that code alone; defaults are read at each call), unless another tool gave it
+ * a vectorcall of its own. */
+#if PY_VERSION_HEX >= 0x030D0000
+PyAPI_FUNC(void) _PyFunction_SetVersion(PyFunctionObject *func, uint32_t version);
+static vectorcallfunc plain_vectorcall = NULL;
+#endif
+
+static PyObject *function_changed(PyObject *module, PyObject *func) {
+    (void)module;
+    if (!PyFunction_Check(func)) {
+        PyErr_SetString(PyExc_TypeError, "function_changed() takes a function");
+        return NULL;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    if (plain_vectorcall == NULL) { /* what CPython gives every new function */
+        PyObject *globals = PyFunction_GetGlobals(func);
+        PyCodeObject *empty = PyCode_NewEmpty("<cuvil_bc>", "<cuvil_bc>", 0);
+        PyObject *fresh = empty != NULL ? PyFunction_New((PyObject *)empty, globals) : NULL;
+        Py_XDECREF(empty);
+        if (fresh == NULL)
+            return NULL;
+        plain_vectorcall = ((PyFunctionObject *)fresh)->vectorcall;
+        Py_DECREF(fresh);
+    }
+    PyFunctionObject *f = (PyFunctionObject *)func;
+    if (f->func_version == 0 && f->vectorcall == plain_vectorcall)
+        _PyFunction_SetVersion(f, ((PyCodeObject *)f->func_code)->co_version);
+#endif
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef function_changed_def = {"function_changed", function_changed, METH_O, NULL};
+
+/* Put the runtime's Python types (Entry, entry.c; Counter, Known) and function_changed
+ * into the module `cuvil_bc._runtime`, once. Returns 0, or -1 when that failed. cffi functions run
  * without the GIL: it is taken here. */
 int cb_publish_types(void) {
     static int done = 0;
@@ -256,6 +294,10 @@ int cb_publish_types(void) {
                 status = -1;
             Py_XDECREF(type);
         }
+        PyObject *changed = module != NULL && status == 0 ? PyCFunction_New(&function_changed_def, NULL) : NULL;
+        if (module != NULL && status == 0 && (changed == NULL || PyObject_SetAttrString(module, "function_changed", changed) < 0))
+            status = -1;
+        Py_XDECREF(changed);
         if (module == NULL)
             status = -1;
         Py_XDECREF(module);

@@ -51,6 +51,18 @@ Known = published_types().Known
 #: ``entry.set(signatures, guards)``, where a guard's expected value `absent` means
 #: the name must stay unbound.
 Entry = published_types().Entry
+_function_changed = published_types().function_changed
+_KEEP = object()
+
+
+def set_code(func: types.FunctionType, code: types.CodeType, defaults: Any = _KEEP) -> None:
+    """``func.__code__ = code`` (and ``func.__defaults__ = defaults`` if given), and the
+    function's calls stay specialisable by CPython 3.13's interpreter, as those of a new
+    function with that code (csrc/counter.c, function_changed)."""
+    func.__code__ = code
+    if defaults is not _KEEP:
+        func.__defaults__ = defaults
+    _function_changed(func)
 
 
 #: What an `Entry` returns when no signature matches (or an int is beyond int64), and

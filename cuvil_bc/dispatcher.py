@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
+from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
 from .errors import CompileError
@@ -342,8 +343,7 @@ class Dispatcher:
             # Someone gave the function other code (a hot-reload tool): it is theirs now,
             # and runs as it would on the original function.
             return
-        self.function.__code__ = code
-        self.function.__defaults__ = defaults
+        set_code(self.function, code, defaults)
         self._installed = code
 
     # -- compiling ------------------------------------------------------------------

@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given
@@ -549,3 +550,59 @@ def test_called_globals_are_found_in_every_version() -> None:
     exec(f"def f(x):\n{many}    y = len(x)\n    z = isinstance(x, Task)\n    return Task(y) + g(z)\n", ns)
     code = ns["f"].__code__  # type: ignore[attr-defined]
     assert called_globals(code) == [("len", 302), ("isinstance", 303), ("Task", 304), ("g", 304)]
+
+
+def test_set_code_keeps_calls_specialisable() -> None:
+    # CPython 3.13 gives a function whose __code__ is assigned version 0 for good: its
+    # calls are never specialised again (raytracer.py's methods: 5% more instructions
+    # under the hook). counters.set_code gives it its code's version back.
+    import dis
+
+    from cuvil_bc.counters import set_code
+
+    ns: dict[str, Any] = {}
+    exec("def callee(a, b):\n    return a + b\n\n\ndef caller(n):\n    t = 0\n    for i in range(n):\n        t += callee(i, 1)\n    return t\n", ns)
+    set_code(ns["callee"], ns["callee"].__code__.replace())
+    assert ns["caller"](1000) == 500500
+    calls = [i.opname for i in dis.get_instructions(ns["caller"], adaptive=True) if i.opname.startswith("CALL")]
+    assert "CALL_PY_EXACT_ARGS" in calls, calls
+
+
+SPECIALISED = """
+import dis
+
+
+class Vec:
+    def __init__(self, x):
+        self.x = x
+
+
+def dot(a, b):
+    t = 0.0
+    for _ in range(2):
+        t += a.x * b.x
+    return t
+
+
+def total(n):
+    v, w = Vec(1.5), Vec(2.0)
+    t = 0.0
+    for _ in range(n):
+        t += dot(v, w)
+    return t
+
+
+for k in range(5):
+    total(100)  # dot: hot, refused for its arguments, its counters gone
+total(1000)
+print([i.opname for i in dis.get_instructions(total, adaptive=True) if i.opname.startswith("CALL")])
+"""
+
+
+def test_functions_the_hook_gave_up_on_are_called_as_fast_as_before(tmp_path: Path) -> None:
+    (tmp_path / "specialised.py").write_text(SPECIALISED)
+    plain = run(["specialised.py"], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "specialised.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)  # CALL_PY_EXACT_ARGS for dot, as in CPython
+    assert report(out)["dot"]["status"] == "unsupported", report(out)["dot"]

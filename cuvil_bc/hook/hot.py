@@ -39,7 +39,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import Counter, live
+from ..counters import Counter, live, set_code
 from ..typing import arguments
 from ..warn import internal_warning
 from .cost import Sampler, Verdict
@@ -156,7 +156,7 @@ class Runtime:
                         continue
                     have, want = (tramp, code) if observed else (code, tramp)
                     if func.__code__ is have:  # not if the program gave it other code since
-                        func.__code__ = want
+                        set_code(func, want)
 
     def _new_lock(self) -> None:
         if self.lock.acquire(blocking=False):  # free, or held by this very thread
@@ -405,7 +405,7 @@ class Runtime:
                     record.swapped.remove(entry)
                     func = entry[0]()
                     if func is not None and func.__code__ is tramp:
-                        func.__code__ = entry[1]
+                        set_code(func, entry[1])
             record.status = "interpreted"
             record.reason = f"reverted: slower natively ({verdict.native_ns} ns a call, {verdict.interpreted_ns} ns interpreted)"
         except Exception as e:  # noqa: BLE001 (called from the program's call: never disturb it)
@@ -417,7 +417,7 @@ class Runtime:
         with self.lock:
             for func in functions:
                 if func.__code__ is have:
-                    func.__code__ = want
+                    set_code(func, want)
 
     def rows(self) -> list[dict[str, Any]]:
         rows = [r.row() for r in list(self.records.values())]
