@@ -31,7 +31,7 @@ void cb_set_deopt_resume(int32_t point);
 int32_t cb_take_deopt_resume(void);
 #define CB_RESUME_SLOTS 1024
 int32_t cb_abi_version(void);
-void cb_gil_release(void);
+void cb_gil_work(int64_t units);
 extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
 extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);

@@ -29,8 +29,8 @@
  *
  * The GIL is released only once the native code has run long: a signature whose code
  * can (it has a loop, or calls compiled code) lets its loops release it
- * (cb_gil_release) after a few hundred iterations, and the entry takes it back when
- * the call returns. Releasing and taking back the GIL costs ~40 ns, more than a short
+ * (cb_gil_work) after about a thousand iterations in all, and the entry takes it back
+ * when the call returns. Releasing and taking back the GIL costs ~40 ns, more than a short
  * call's whole work; holding it for a few hundred iterations (microseconds) is less
  * than the interpreter's own switch interval (5 ms). The arguments stay alive
  * meanwhile: the caller holds them.
@@ -444,11 +444,17 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
 
 /* The GIL, released lazily. A native call that may release it points `gil_hold` at
  * its own record (restoring the outer call's afterwards: a call from Python code that
- * native code called back, with the GIL held); cb_gil_release saves the thread state
- * there, once, and the entry restores it when the native code returns. The thread
- * must hold the GIL: native code that cffi called runs without it already. */
+ * native code called back, with the GIL held). Native loops report their work to
+ * cb_gil_work: a range loop its trip count when it starts (and at each chunk), a
+ * polled loop 256 passes at a time. Past CB_GIL_HOLD_WORK in all (loops of callees
+ * and of nested loops included), the thread state is saved in the record, once, and
+ * the entry restores it when the native code returns. Only a thread that holds the
+ * GIL releases it: native code that cffi called runs without it already, and on 3.11
+ * _PyThreadState_UncheckedGet is the holder's state, whichever thread asks. */
+#define CB_GIL_HOLD_WORK 1024
 typedef struct {
     PyThreadState *saved;
+    int64_t work;
 } cb_gil_hold;
 static _Thread_local cb_gil_hold *gil_hold = NULL;
 
@@ -458,9 +464,15 @@ static _Thread_local cb_gil_hold *gil_hold = NULL;
 #define CB_CURRENT_TSTATE() _PyThreadState_UncheckedGet()
 #endif
 
-void cb_gil_release(void) {
+void cb_gil_work(int64_t units) {
     cb_gil_hold *hold = gil_hold;
-    if (hold != NULL && hold->saved == NULL && CB_CURRENT_TSTATE() != NULL)
+    if (hold == NULL || hold->saved != NULL)
+        return;
+    hold->work += units;
+    if (hold->work < CB_GIL_HOLD_WORK)
+        return;
+    PyThreadState *current = CB_CURRENT_TSTATE();
+    if (current != NULL && current == PyGILState_GetThisThreadState())
         hold->saved = PyEval_SaveThread();
 }
 
@@ -495,7 +507,7 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
         int32_t depth = sig->calls_compiled ? start_depth() : 0;
         if (depth < 0)
             return Py_NewRef(self->fall);
-        cb_gil_hold hold = {NULL}, *outer = gil_hold;
+        cb_gil_hold hold = {NULL, 0}, *outer = gil_hold;
         gil_hold = sig->release_gil ? &hold : NULL; /* (NULL: not an outer call's either) */
         int32_t status = fn(&sig->target->calls, in, out, depth);
         gil_hold = outer;

@@ -59,9 +59,10 @@ int32_t cb_take_deopt_line(void);
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);
 int32_t cb_abi_version(void);
-/* Native loops call it once they have run long: the GIL goes, if the C entry that
- * called them lets it (entry.c), and comes back when the call returns. */
-void cb_gil_release(void);
+/* Native loops report iterations to it: past about a thousand in a call, the GIL goes,
+ * if the C entry that called them lets it (entry.c), and comes back when the call
+ * returns. */
+void cb_gil_work(int64_t units);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */
 extern int64_t cb_signal_generation;

@@ -62,7 +62,7 @@ class _Native:
             self.target.fn = ffi.cast("void *", get_jit().address(spec.words_entry))
             # What the C entry (csrc/entry.c) needs of this signature. Code that can
             # run long (it loops, or calls compiled code) may let the GIL go once it
-            # has (codegen.GIL_HOLD_ITERATIONS); a loop-free leaf never does.
+            # has (csrc/entry.c, cb_gil_work); a loop-free leaf never does.
             may_release = spec.fn is None or bool(natural_loops(spec.fn)) or self.calls_python
             address = int(ffi.cast("uintptr_t", self.target))
             self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, address, self.target)

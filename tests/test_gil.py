@@ -9,6 +9,7 @@ GIL itself after every step, so the main thread gets it back at once afterwards.
 
 from __future__ import annotations
 
+import math
 import sys
 import threading
 import time
@@ -81,6 +82,106 @@ def test_a_loop_free_caller_lets_its_callees_loops_release_the_gil() -> None:
     assert native.stats["native_calls"] == 2, native.explain()
     assert during > 0, "the counter thread never ran during the native call: the GIL was held"
     assert native(1000) == caller(1000)  # and the GIL came back: Python runs on
+
+
+def inner_sum(n):
+    s = 0.0
+    for j in range(n):
+        s = math.sqrt(s + j + 1.0)  # a chain of dependent square roots: no shortcut
+    return s
+
+
+def outer_sum(m, n):
+    t = 0.0
+    for i in range(m):
+        t += inner_sum(n)
+    return t
+
+
+def nested_sum(m, n):
+    t = 0.0
+    for i in range(m):
+        for j in range(n):
+            t = math.sqrt(t + i * j + 1.0)
+    return t
+
+
+def test_many_short_loops_release_the_gil() -> None:
+    # Each loop alone is short; the call is long. The GIL was held for the whole call
+    # when only a single loop's own length (a full 16384-iteration chunk) counted.
+    for f, args in ((outer_sum, (5000, 1000)), (nested_sum, (500, 10000))):
+        native = cuvil_bc.compile(f)
+        assert native(2, 3) == f(2, 3)
+        during = _progress_during(lambda: native(*args))  # noqa: B023
+        assert native.stats["native_calls"] == 2, native.explain()
+        assert during > 0, f"{f.__name__}: the GIL was held for the whole call"
+
+
+#: A signal handler runs inside a math callback of a native call that still holds the
+#: GIL (its loop has done few iterations), and calls a compiled function whose first
+#: call runs native code through cffi, without the GIL, while another thread holds it.
+#: On 3.11 the runtime took the thread state of the GIL's holder for its own and
+#: released the GIL from the wrong thread: "Fatal Python error: ... tstate mix-up".
+SIGNAL_IN_CALLBACK = """
+import math, signal, threading
+import cuvil_bc
+
+
+@cuvil_bc.compile
+def outer(n):
+    s = 0.0
+    for i in range(n):
+        x = 1.5 + (i % 7) * 0.1
+        s += math.gamma(x) + math.gamma(x + 1) + math.gamma(x + 2) + math.gamma(x + 3)
+        s += math.gamma(x + 4) + math.gamma(x + 5) + math.gamma(x + 6) + math.gamma(x + 7)
+    return s
+
+
+def spin(n):
+    s = 0
+    for i in range(n):
+        s = (s + i * i) % 1000003
+    return s
+
+
+outer(10)
+results = []
+
+
+def handler(signum, frame):
+    results.append(cuvil_bc.compile(spin)(2_000_000))
+
+
+stop = False
+
+
+def busy():
+    x = 0
+    while not stop:
+        x += 1
+
+
+thread = threading.Thread(target=busy, daemon=True)
+thread.start()
+signal.signal(signal.SIGALRM, handler)
+ok = True
+for _ in range(5):
+    signal.setitimer(signal.ITIMER_REAL, 0.0003)
+    ok = ok and outer(900) == outer.py_func(900)
+stop = True
+thread.join()
+print(ok, results[:1], len(results) > 0)
+"""
+
+
+def test_a_handler_that_runs_native_code_inside_a_callback(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    program = tmp_path / "handler.py"
+    program.write_text(SIGNAL_IN_CALLBACK)
+    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"True [{spin(2_000_000)}] True\n", done.stdout + done.stderr
 
 
 def test_the_measurement_detects_a_held_gil() -> None:

@@ -56,10 +56,12 @@ MAX_DEPTH = 2000
 #: enough that Ctrl-C stops even a loop of 5 µs iterations within 100 ms.
 CHUNK = 16384
 
-#: Iterations of a polled loop (see `plan_signal_polls`) before native code lets the
-#: GIL go (`cb_gil_release`, csrc/entry.c); a chunked loop lets it go at the end of its
-#: first chunk. Releasing and taking back the GIL costs ~40 ns: a short call keeps it.
-GIL_HOLD_ITERATIONS = 256
+#: Passes of a polled loop header (see `plan_signal_polls`) that native code reports to
+#: the runtime at a time (`cb_gil_work`, csrc/entry.c, which lets the GIL go once a call
+#: has done about a thousand iterations in all); a chunked range loop reports its trip
+#: count as it starts. Releasing and taking back the GIL costs ~40 ns: a short call
+#: keeps it.
+GIL_REPORT_PASSES = 256
 
 
 @dataclass
@@ -204,7 +206,7 @@ class FunctionLowering:
         if self.polled:
             self.gil_budget = self.em.alloca(I64)
             with self.em.builder.goto_block(self.em.alloca_block):
-                self.em.builder.store(self.em.i64(GIL_HOLD_ITERATIONS), self.gil_budget)
+                self.em.builder.store(self.em.i64(GIL_REPORT_PASSES), self.gil_budget)
         if not self.fn.writes and any(
             (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
             or self.defers_math_error(op)
@@ -1001,7 +1003,6 @@ class FunctionLowering:
                 b.cbranch(b.icmp_unsigned("==", remaining, em.i64(0)), target(op.exit), more)
                 b.position_at_end(more)
                 self.poll_signals()
-                self.release_gil()  # a chunk has run: this call is long
                 b.branch(chunked.block)
                 chunked.end = b.block
             b.position_at_end(step_block)
@@ -1122,6 +1123,7 @@ class FunctionLowering:
         with b.goto_block(chunked.block):
             state = self.get(term.iterator)[0]
             remaining = b.load(b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, 2)]))
+            self.report_work(remaining)  # (again at each chunk: only a long loop gets there)
             long = b.icmp_unsigned(">", remaining, self.em.i64(CHUNK))
             b.store(b.select(long, b.sub(remaining, self.em.i64(CHUNK)), self.em.i64(0)), chunked.limit)
             b.branch(self.blocks[header])
@@ -1144,23 +1146,24 @@ class FunctionLowering:
         moved = self.em.builder.icmp_unsigned("!=", self.signal_count(), self.signals_at_entry)
         self.em.deopt_if(moved, distinct="signal")
 
-    def release_gil(self) -> None:
-        """Let the GIL go, if the C entry that called this code holds it for this call
+    def report_work(self, units: ir.Value) -> None:
+        """Tell the runtime this call did `units` more iterations: past about a thousand
+        it lets the GIL go, if the C entry that called this code allows it
         (csrc/entry.c: once; it takes it back when the call returns)."""
-        self.em.builder.call(self.em.declare("cb_gil_release", ir.VoidType(), []), [])
+        self.em.builder.call(self.em.declare("cb_gil_work", ir.VoidType(), [I64]), [units])
 
     def count_down_gil(self) -> None:
-        """At a polled loop header: `release_gil` at the `GIL_HOLD_ITERATIONS`th pass."""
+        """At a polled loop header: `report_work` every `GIL_REPORT_PASSES` passes."""
         assert self.gil_budget is not None
         b = self.em.builder
         left = b.sub(b.load(self.gil_budget), self.em.i64(1))
-        b.store(left, self.gil_budget)
-        release, held = self.em.block("gil.release"), self.em.block("gil.held")
-        b.cbranch(b.icmp_signed("==", left, self.em.i64(0)), release, held).set_weights([1, 1 << 20])
-        b.position_at_end(release)
-        self.release_gil()
-        b.branch(held)
-        b.position_at_end(held)
+        report, counted = self.em.block("gil.report"), self.em.block("gil.counted")
+        b.cbranch(b.icmp_signed("==", left, self.em.i64(0)), report, counted).set_weights([1, 1 << 20])
+        b.position_at_end(report)
+        self.report_work(self.em.i64(GIL_REPORT_PASSES))
+        b.branch(counted)
+        b.position_at_end(counted)
+        b.store(b.select(b.icmp_signed("==", left, self.em.i64(0)), self.em.i64(GIL_REPORT_PASSES), left), self.gil_budget)
 
     def plan_latches(self, order: list[BasicBlock]) -> None:
         """One latch block for each loop header that several back edges reach (an

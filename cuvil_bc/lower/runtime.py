@@ -17,7 +17,7 @@ from ..counters import published_types
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 17
+ABI_VERSION = 18
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -42,7 +42,7 @@ def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
 RUNTIME_SYMBOLS = frozenset(
-    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_release", "cb_incref", "cb_decref", "cb_new_strides"}
+    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
 )
 _registered = False
 
