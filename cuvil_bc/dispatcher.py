@@ -191,7 +191,11 @@ class Dispatcher:
         try:
             status = native.cfunc(depth, *native.flatten(args), out)
         except (OverflowError, TypeError):
-            return self._interpret(args, kwargs)  # cffi refused an argument: an int beyond int64
+            status = None  # cffi refused an argument: an int beyond int64
+        if status is None:
+            # (outside the handler: an exception of the function's own would otherwise
+            # carry cffi's OverflowError as its __context__)
+            return self._interpret(args, kwargs)
         if status:
             return self._deopt(args, _take_deopt_line())
         self._counts["native_calls"] += 1

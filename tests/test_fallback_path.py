@@ -262,3 +262,26 @@ def test_a_nested_recursive_function_with_a_default_is_freed() -> None:
     refs = [make() for _ in range(5)]
     gc.collect()
     assert not any(r() for r in refs)
+
+
+def test_an_int_beyond_int64_leaves_no_trace_in_the_functions_exception() -> None:
+    # The generic path ran the interpreted call inside its handler of cffi's
+    # OverflowError, which became the __context__ of the function's own exception
+    # ("During handling of the above exception..." in its traceback).
+    import cuvil_bc
+
+    def divide(x, d):  # type: ignore[no-untyped-def]
+        t = 0
+        for i in range(50):
+            t += x // (d - i % 2)
+        return t
+
+    f = cuvil_bc.compile(divide)
+    assert f(5, 3) == divide(5, 3)
+    for fn in (divide, f):
+        try:
+            fn(2**64, 1)
+        except ZeroDivisionError as e:
+            assert e.__context__ is None, repr(e.__context__)
+        else:
+            raise AssertionError("no ZeroDivisionError")
