@@ -1,8 +1,7 @@
 """cffi build script for cuvil_bc's C runtime (`cuvil_bc._runtime`), run by setup.py.
 
-Besides the C functions of runtime.c, it declares `cb_math_call`, an ``extern "Python"``
-function: native code calls it to compute a `math` function with CPython's own
-implementation (cffi takes the GIL around it).
+It declares the C functions of runtime.c and entry.c that Python code or native code
+calls; entry.c and counter.c also hold the runtime's Python types (pytypes.h).
 """
 
 from __future__ import annotations
@@ -34,7 +33,7 @@ int32_t cb_abi_version(void);
 void cb_gil_work(int64_t units);
 extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
-extern "Python" int32_t cb_math_call(int32_t fn, double x, double y, double *out);
+int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 int cb_publish_types(void);
 """
 

@@ -294,10 +294,13 @@ int cb_publish_types(void) {
                 status = -1;
             Py_XDECREF(type);
         }
-        PyObject *changed = module != NULL && status == 0 ? PyCFunction_New(&function_changed_def, NULL) : NULL;
-        if (module != NULL && status == 0 && (changed == NULL || PyObject_SetAttrString(module, "function_changed", changed) < 0))
-            status = -1;
-        Py_XDECREF(changed);
+        PyMethodDef *functions[] = {&function_changed_def, &cb_set_math_functions_def};
+        for (size_t k = 0; module != NULL && status == 0 && k < sizeof functions / sizeof functions[0]; k++) {
+            PyObject *function = PyCFunction_New(functions[k], NULL);
+            if (function == NULL || PyObject_SetAttrString(module, functions[k]->ml_name, function) < 0)
+                status = -1;
+            Py_XDECREF(function);
+        }
         if (module == NULL)
             status = -1;
         Py_XDECREF(module);

@@ -7,6 +7,9 @@
 /* New references to the types, or NULL with an exception set. */
 PyObject *cb_make_entry_type(void);
 PyObject *cb_make_counter_type(void);
+/* set_math_functions(functions): what cb_math_call (entry.c) calls, by index: a tuple
+ * of (callable, number of arguments). */
+extern PyMethodDef cb_set_math_functions_def;
 
 /* tp_dealloc of a garbage-collected heap type whose tp_clear is `clear`. */
 static inline void cb_gc_dealloc(PyObject *op, inquiry clear) {

@@ -63,6 +63,8 @@ int32_t cb_abi_version(void);
  * if the C entry that called them lets it (entry.c), and comes back when the call
  * returns. */
 void cb_gil_work(int64_t units);
+/* A `math` function computed by CPython's own code (entry.c): 0 with *out, or 1. */
+int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */
 extern int64_t cb_signal_generation;

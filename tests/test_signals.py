@@ -99,3 +99,40 @@ def test_an_interrupted_writer_leaves_no_resume_point_behind() -> None:
     sender.join()
     check(reader, 2**62)  # overflows int64: deopts, and CPython runs it
     check(reader, -(2**63))
+
+
+class _Alarm(Exception):
+    pass
+
+
+def test_a_handler_that_raises_during_a_math_callback() -> None:
+    # math.gamma is computed by CPython's own code, called from native code. It was a
+    # cffi Python callback, where a pending signal's handler ran: its exception was
+    # printed as "ignored" and the native loop went on with an unset result, a wrong
+    # sum returned in 3 or 4 calls out of 5. Now the callback runs no Python code: the
+    # handler runs in the interpreter, and its exception reaches the program.
+    import math
+
+    f = compile_source("def f(n):\n    s = 0.0\n    for i in range(n):\n        s += math.gamma(1.5 + (i % 7) * 0.1)\n    return s\n", math=math)
+    check(f, 10)
+    assert native_ran(f)
+    expected = f.py_func(16000)
+
+    def handler(signum, frame):  # type: ignore[no-untyped-def]
+        raise _Alarm
+
+    before = signal.signal(signal.SIGALRM, handler)
+    returned, raised = [], 0
+    try:
+        for _ in range(5):
+            signal.setitimer(signal.ITIMER_REAL, 0.0003)
+            try:
+                returned.append(f(16000))
+                time.sleep(0.05)  # (an alarm after the call arrives here)
+            except _Alarm:
+                raised += 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    assert raised == 5
+    assert all(r == expected for r in returned), (returned, expected)

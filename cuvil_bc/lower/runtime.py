@@ -1,8 +1,8 @@
 """The Python side of the C runtime (`csrc/`, built into `cuvil_bc._runtime`).
 
-It implements `cb_math_call`, through which native code computes the `math` functions
-whose bits only CPython's own code guarantees, and registers the runtime's symbols
-with LLVM so that JIT-compiled code can call them.
+It hands `cb_math_call` (csrc/entry.c), through which native code computes the `math`
+functions whose bits only CPython's own code guarantees, those functions, and
+registers the runtime's symbols with LLVM so that JIT-compiled code can call them.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..counters import published_types
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 18
+ABI_VERSION = 19
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -25,19 +25,10 @@ if lib.cb_abi_version() != ABI_VERSION:
     )
 from ..typing.signatures import VIA_CPYTHON
 
-#: The `fn` argument of cb_math_call indexes this tuple.
-MATH_VIA_CPYTHON = tuple(getattr(math, n) for n in VIA_CPYTHON)
 TWO_ARGS = frozenset({"hypot", "remainder"})
-
-
-@ffi.def_extern()
-def cb_math_call(fn: int, x: float, y: float, out: object) -> int:
-    name = VIA_CPYTHON[fn]
-    try:
-        out[0] = MATH_VIA_CPYTHON[fn](x, y) if name in TWO_ARGS else MATH_VIA_CPYTHON[fn](x)  # type: ignore[index]
-    except Exception:
-        return 1  # CPython raises it again when it re-runs the call
-    return 0
+#: The `fn` argument of cb_math_call indexes this tuple: (function, its argument count).
+MATH_VIA_CPYTHON = tuple((getattr(math, n), 2 if n in TWO_ARGS else 1) for n in VIA_CPYTHON)
+published_types().set_math_functions(MATH_VIA_CPYTHON)
 
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
