@@ -523,7 +523,7 @@ void cb_gil_work(int64_t units) {
     cb_gil_hold *hold = gil_hold;
     if (hold == NULL || hold->saved != NULL)
         return;
-    hold->work += units;
+    hold->work += units < CB_GIL_HOLD_WORK ? units : CB_GIL_HOLD_WORK; /* (no overflow) */
     if (hold->work < CB_GIL_HOLD_WORK)
         return;
     PyThreadState *current = CB_CURRENT_TSTATE();

@@ -65,6 +65,12 @@ def set_code(func: types.FunctionType, code: types.CodeType, defaults: Any = _KE
     _function_changed(func)
 
 
+#: How the names of the prefixes that cuvil_bc puts before a function's code start (its
+#: locals and constants: decode/counting.trampoline, fastpath.prefixed_code). Functions
+#: with a local named so are neither counted (hook/rewrite.cheap_reason) nor prefixed
+#: (fastpath.can_generate).
+OWN_NAMES = "__cb_"
+
 #: What an `Entry` returns when no signature matches (or an int is beyond int64), and
 #: when native code handed the call back (csrc/entry.c).
 FALL = object()

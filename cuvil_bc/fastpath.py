@@ -43,9 +43,10 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any, Sequence
 
+from .counters import DEOPT, FALL, OWN_NAMES
+
 
 MISSING = object()
-from .counters import DEOPT, FALL  # what the C entry returns when it does not answer
 #: Signatures known to fall back that the prefix tests (others take the generic path).
 MAX_INTERPRETED_KEYS = 8
 #: CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
@@ -66,14 +67,12 @@ def can_generate(pyfunc: pytypes.FunctionType) -> bool:
         and code.co_kwonlyargcount == 0
         and code.co_argcount <= MAX_PARAMETERS
         and not set(params) & set(code.co_cellvars)
-        and not any(name.startswith(_OWN) for name in code.co_varnames + code.co_cellvars + code.co_freevars)
+        and not any(name.startswith(OWN_NAMES) for name in code.co_varnames + code.co_cellvars + code.co_freevars)
     )
 
 
 #: What the C entry takes at most (CB_ENTRY_WORDS in csrc/entry.c).
 MAX_PARAMETERS = 64
-#: How the prefix's own names start (its constants' and its local's).
-_OWN = "__cb_"
 
 
 def interpreted_key(key: Sequence[object]) -> bool:
@@ -139,10 +138,10 @@ def prefixed_code(
         lines += ["    " + h for h in handled]
     else:
         lines += handled
-    # The prefix's names are written @NAME: each becomes _OWN + NAME, which no local
+    # The prefix's names are written @NAME: each becomes OWN_NAMES + NAME, which no local
     # of the function starts with (`can_generate`).
-    source = "".join("    " + line + "\n" for line in lines).replace("@", _OWN)
-    return with_prefix(code, source, {_OWN + k: v for k, v in consts.items()}, call_line="return")
+    source = "".join("    " + line + "\n" for line in lines).replace("@", OWN_NAMES)
+    return with_prefix(code, source, {OWN_NAMES + k: v for k, v in consts.items()}, call_line="return")
 
 
 def generic_code(pyfunc: pytypes.FunctionType, generic: Any) -> pytypes.CodeType:

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import DEOPT, FALL, Counter, NativeCall, is_placeholder, placeholder
+from ..counters import DEOPT, FALL, OWN_NAMES, Counter, NativeCall, is_placeholder, placeholder
 from . import rawcode
 
 if TYPE_CHECKING:
@@ -152,7 +152,7 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     unless the constant that holds `native` is None: in a process the function was
     pickled into by value (`NativeCall` pickles as None), `code` itself runs, as
     written. (The prefix's local ``__cb_r`` is set only on paths that return: the body
-    never sees it. Its names start with ``__cb_``, which no counted function's do:
+    never sees it. Its names start with `OWN_NAMES`, which no counted function's do:
     `hook.rewrite.cheap_reason`.)
 
     An exception from the call passes through a handler that takes the prefix's own
@@ -163,18 +163,18 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     """
     names = code.co_varnames[: code.co_argcount]
     params = ", ".join(names)
-    source = (
-        "    if __cb_callee is not None:\n        try:\n"
-        f"            __cb_r = __cb_callee.entry({params})\n"
-        "            if __cb_r is __cb_fall:\n"
-        f"                return __cb_callee.function({params})\n"
-        "            if __cb_r is __cb_deopt:\n"
-        f"                return __cb_callee.deopt(({''.join(n + ', ' for n in names)}))\n"
-        "            return __cb_r\n"
-        "        except:\n            __cb_callee.unlink()\n            raise\n"
-    )
-    constants = {"__cb_callee": native, "__cb_fall": FALL, "__cb_deopt": DEOPT}
-    return with_prefix(code, source, constants, call_line="return __cb_callee")
+    source = (  # (@ stands for OWN_NAMES)
+        "    if @callee is not None:\n        try:\n"
+        f"            @r = @callee.entry({params})\n"
+        "            if @r is @fall:\n"
+        f"                return @callee.function({params})\n"
+        "            if @r is @deopt:\n"
+        f"                return @callee.deopt(({''.join(n + ', ' for n in names)}))\n"
+        "            return @r\n"
+        "        except:\n            @callee.unlink()\n            raise\n"
+    ).replace("@", OWN_NAMES)
+    constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "deopt": DEOPT}
+    return with_prefix(code, source, constants, call_line=f"return {OWN_NAMES}callee")
 
 
 def with_prefix(code: types.CodeType, source: str, constants: dict[str, object], call_line: str = "") -> types.CodeType:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import collections
 import types
 
+from ..counters import OWN_NAMES
 from ..errors import CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
@@ -38,9 +39,6 @@ LEAF = "not compiled alone: a loop-free leaf (compiled into compiled callers)"
 #: Reasons that are the hook's choice, not a limit of the compiler: such functions are
 #: reported "interpreted", not "unsupported".
 CHOSEN = frozenset({NOT_NUMERIC, LEAF})
-
-#: How the names of a trampoline's prefix start (decode/counting.py).
-RESERVED = "__cb_"
 
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x100 | 0x200
 _VARARGS = 0x04 | 0x08
@@ -72,8 +70,8 @@ def cheap_reason(code: types.CodeType) -> str:
         return str(CompileError("closure", f"{code.co_filename}:{code.co_firstlineno}"))
     if not scan.loop_or_arithmetic(code):
         return NOT_NUMERIC
-    if any(name.startswith(RESERVED) for name in code.co_varnames):
-        return f"a local named {RESERVED}...: cuvil_bc's own prefixes use such names"
+    if any(name.startswith(OWN_NAMES) for name in code.co_varnames):
+        return f"a local named {OWN_NAMES}...: cuvil_bc's own prefixes use such names"
     return scan.refused_construct(code)
 
 
@@ -85,7 +83,9 @@ def class_call_reason(code: types.CodeType, namespace: dict[str, object], builti
     """``file:line: call to C`` when `code` calls a global that is a class of the
     program's (made by a ``class`` statement), which the compiler never compiles (type
     inference refuses it the same way, after the front end's ~20 ms of imports); ""
-    otherwise. Exception classes are left to the compiler: one raised at once compiles."""
+    otherwise. Exception classes are left to the compiler: one raised at once compiles.
+    (A call the type inference would never reach, in a branch folded away, refuses the
+    function all the same: the cost is a function left interpreted, never a result.)"""
     from ..decode import scan
 
     for name, line in scan.called_globals(code):
