@@ -16,7 +16,6 @@ CDEF = """
 typedef union { int64_t i; double d; } cb_word;
 typedef struct { void *fn; int64_t calls; } cb_native_target;
 void cb_set_deopt_line(int32_t line);
-int32_t cb_take_deopt_line(void);
 cb_word *cb_deopt_slots(void);
 int64_t cb_alloc(int64_t nbytes);
 int64_t cb_alloc_zeroed(int64_t nbytes);
@@ -26,9 +25,12 @@ void cb_decref(int64_t meminfo);
 int64_t cb_live_allocations(void);
 void cb_release(void *meminfo);
 void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int64_t itemsize, int64_t *out);
-void cb_set_deopt_resume(int32_t point);
-int32_t cb_take_deopt_resume(void);
+void cb_set_deopt_resume(int32_t point, int32_t used);
+cb_word *cb_park_deopt(void);
+void cb_free_record(cb_word *record);
+int64_t cb_parked_records(void);
 #define CB_RESUME_SLOTS 1024
+#define CB_RECORD_WORDS 3
 int32_t cb_abi_version(void);
 void cb_gil_work(int64_t units);
 extern int64_t cb_signal_generation;

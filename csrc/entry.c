@@ -22,10 +22,16 @@
  * Before any signature, every call checks the global guards the signatures were
  * compiled against (a rebound global, a callee given new code).
  *
- * A call the entry cannot complete is answered with one of two markers it was given:
- * `fall` (a guard fails, no signature matches, or an int is beyond int64) or `deopt` (native code
- * handed the call back, its line is in the thread's deopt record), and the caller (the
- * compiled function's prefix, cuvil_bc/fastpath.py) takes the slow path.
+ * A call the entry cannot complete is answered with the marker `fall` it was given (a
+ * guard fails, no signature matches, or an int is beyond int64), or, where native code
+ * handed the call back, with `deopt(record)`: the deopt record that the native entry
+ * parked (cb_park_deopt), as bytes, taken before any Python code can run (a signal
+ * handler whose own native call fails would overwrite the thread's record). Both are
+ * instances of one class (counters.Unfinished), which the caller (the compiled
+ * function's prefix, cuvil_bc/fastpath.py, or the hook's trampoline) tests for with
+ * one `type(result) is` and then finishes the call from Python code: calling on from
+ * here would nest a C call per level of a recursion that falls back, and CPython's C
+ * stack limit would come long before its recursion limit.
  *
  * The GIL is released only once the native code has run long: a signature whose code
  * can (it has a loop, or calls compiled code) lets its loops release it
@@ -441,6 +447,7 @@ static void release_set(cb_set *set) {
 }
 
 static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *deopted(cb_entry *self, cb_word address);
 
 /* The GIL, released lazily. A native call that may release it points `gil_hold` at
  * its own record (restoring the outer call's afterwards: a call from Python code that
@@ -557,19 +564,20 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
             continue;
         if (r == FALL)
             return Py_NewRef(self->fall);
-        typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *, int32_t);
+        typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *, int32_t, cb_word *);
         words_entry fn = (words_entry)sig->target->fn;
         int32_t depth = sig->calls_compiled ? start_depth() : 0;
         if (depth < 0)
             return Py_NewRef(self->fall);
         cb_gil_hold hold = {NULL, 0}, *outer = gil_hold;
         gil_hold = sig->release_gil ? &hold : NULL; /* (NULL: not an outer call's either) */
-        int32_t status = fn(&sig->target->calls, in, out, depth);
+        cb_word parked = {0};
+        int32_t status = fn(&sig->target->calls, in, out, depth, &parked);
         gil_hold = outer;
         if (hold.saved != NULL)
             PyEval_RestoreThread(hold.saved);
         if (status != CB_OK)
-            return Py_NewRef(self->deopt);
+            return deopted(self, parked);
         at = sig->result;
         n = 0;
         cb_boxing ctx;
@@ -579,6 +587,21 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
         return box(sig->slots, &at, out, &n, &ctx);
     }
     return Py_NewRef(self->fall);
+}
+
+/* `deopt(record)` for the deopt record that native code parked at `address` (as bytes;
+ * its memory is freed). */
+static PyObject *deopted(cb_entry *self, cb_word address) {
+    cb_word *parked = (cb_word *)(intptr_t)address.i;
+    if (parked == NULL)
+        return PyErr_NoMemory();
+    PyObject *record = PyBytes_FromStringAndSize((const char *)parked, (Py_ssize_t)((CB_RECORD_WORDS + parked[2].i) * sizeof(cb_word)));
+    cb_free_record(parked);
+    if (record == NULL)
+        return NULL;
+    PyObject *made = PyObject_CallOneArg(self->deopt, record);
+    Py_DECREF(record);
+    return made;
 }
 
 static PyObject *entry_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {

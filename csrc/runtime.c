@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define CB_ALIGN 64
 
@@ -104,6 +105,7 @@ int64_t cb_live_allocations(void) { return atomic_load(&live_allocations); }
 /* Thread-local: native code runs without the GIL, possibly on several threads. */
 static _Thread_local int32_t deopt_line = 0;
 static _Thread_local int32_t deopt_resume = 0;
+static _Thread_local int32_t deopt_used = 0;
 static _Thread_local cb_word deopt_slots[CB_RESUME_SLOTS];
 
 void cb_set_deopt_line(int32_t line) {
@@ -111,21 +113,37 @@ void cb_set_deopt_line(int32_t line) {
     deopt_resume = 0; /* a precise deopt sets its point after this */
 }
 
-int32_t cb_take_deopt_line(void) {
-    int32_t line = deopt_line;
-    deopt_line = 0;
-    return line;
-}
-
 cb_word *cb_deopt_slots(void) { return deopt_slots; }
 
-void cb_set_deopt_resume(int32_t point) { deopt_resume = point; }
-
-int32_t cb_take_deopt_resume(void) {
-    int32_t point = deopt_resume;
-    deopt_resume = 0;
-    return point;
+void cb_set_deopt_resume(int32_t point, int32_t used) {
+    deopt_resume = point;
+    deopt_used = used < 0 ? 0 : used > CB_RESUME_SLOTS ? CB_RESUME_SLOTS : used;
 }
+
+static int64_t parked_records = 0; /* read and written atomically only */
+
+cb_word *cb_park_deopt(void) {
+    int32_t used = deopt_resume ? deopt_used : 0;
+    cb_word *record = malloc((size_t)(CB_RECORD_WORDS + used) * sizeof(cb_word));
+    if (record != NULL) {
+        __atomic_fetch_add(&parked_records, 1, __ATOMIC_RELAXED);
+        record[0].i = deopt_line;
+        record[1].i = deopt_resume;
+        record[2].i = used;
+        memcpy(record + CB_RECORD_WORDS, deopt_slots, (size_t)used * sizeof(cb_word));
+    }
+    deopt_line = 0;
+    deopt_resume = 0;
+    return record;
+}
+
+void cb_free_record(cb_word *record) {
+    if (record != NULL)
+        __atomic_fetch_sub(&parked_records, 1, __ATOMIC_RELAXED);
+    free(record);
+}
+
+int64_t cb_parked_records(void) { return __atomic_load_n(&parked_records, __ATOMIC_RELAXED); }
 
 /* Signals. CPython's own handler only records a signal; the interpreter runs the
  * Python handler (KeyboardInterrupt for SIGINT) at its next check, which a native
@@ -160,4 +178,4 @@ int32_t cb_watch_signal(int32_t sig) {
     return sigaction(sig, &ours, NULL) == 0 ? 1 : -1;
 }
 
-int32_t cb_abi_version(void) { return 19; }
+int32_t cb_abi_version(void) { return 20; }

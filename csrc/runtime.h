@@ -10,7 +10,8 @@
  * also stores the state at the failing guard's resume point (the values of its
  * locals and operand stack, as 64-bit words) in cb_deopt_slots() and records which
  * point with cb_set_deopt_resume, and the interpreter carries on from there (see
- * cuvil_bc/resume.py).
+ * cuvil_bc/resume.py). Whoever called the native code takes that record at once
+ * (cb_park_deopt).
  */
 #ifndef CUVIL_BC_RUNTIME_H
 #define CUVIL_BC_RUNTIME_H
@@ -52,9 +53,19 @@ void cb_new_strides(int64_t ndim, const int64_t *shape, const int64_t *like, int
 
 void cb_set_deopt_line(int32_t line);
 cb_word *cb_deopt_slots(void);
-void cb_set_deopt_resume(int32_t point);
-int32_t cb_take_deopt_resume(void);
-int32_t cb_take_deopt_line(void);
+/* The resume point of a precise deopt, and how many words of cb_deopt_slots() it used. */
+void cb_set_deopt_resume(int32_t point, int32_t used);
+/* The thread's deopt record, moved into memory of its own (NULL: out of memory): the
+ * line, the resume point (0: none) and the number of resume words, then those words.
+ * A compiled function's cffi entry parks it as soon as its call fails (codegen.emit_entry:
+ * its address in the entry's last argument),
+ * before the interpreter can run any Python code (a signal handler) that makes another
+ * native call fail and overwrite the thread's record. Freed by cb_free_record. */
+cb_word *cb_park_deopt(void);
+void cb_free_record(cb_word *record);
+/* Records parked and not yet freed (what tests watch for leaks). */
+int64_t cb_parked_records(void);
+#define CB_RECORD_WORDS 3
 /* Puts the runtime's Python types (Entry, entry.c; the hook's Counter, counter.c) into
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);

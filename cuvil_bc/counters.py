@@ -47,7 +47,8 @@ Counter = published_types().Counter
 Known = published_types().Known
 #: ``Entry(nparams, fall, deopt, absent)``: the C call path into a compiled function's
 #: native signatures (csrc/entry.c): ``entry(*args)`` is the result, or `fall` (a guard
-#: fails, no signature matches) or `deopt` (native code handed the call back);
+#: fails, no signature matches), or ``deopt(record)`` where native code handed the
+#: call back (`record`: the call's deopt record, as bytes: lower/runtime.read_record);
 #: ``entry.set(signatures, guards)``, where a guard's expected value `absent` means
 #: the name must stay unbound.
 Entry = published_types().Entry
@@ -71,19 +72,29 @@ def set_code(func: types.FunctionType, code: types.CodeType, defaults: Any = _KE
 #: (fastpath.can_generate).
 OWN_NAMES = "__cb_"
 
-#: What an `Entry` returns when no signature matches (or an int is beyond int64), and
-#: when native code handed the call back (csrc/entry.c).
-FALL = object()
-DEOPT = object()
+class Unfinished:
+    """What an `Entry` returns for a call it did not finish: `FALL` (no signature takes
+    it, or an int is beyond int64), or one whose native code handed it back, with the
+    call's deopt `record`. Callers test ``type(result) is Unfinished``: no native
+    result is one."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: bytes | None) -> None:
+        self.record = record
+
+
+FALL = Unfinished(None)
 #: An entry with no signatures: every call falls.
-NO_ENTRY = Entry(0, FALL, DEOPT, None)
+NO_ENTRY = Entry(0, FALL, Unfinished, None)
 
 
 class NativeCall:
     """What a trampoline calls (decode/counting.py): first ``entry(*args)``, a C entry
     into native code (csrc/entry.c); where it returns `FALL`, ``function(*args)``, and
-    where native code handed the call back (`DEOPT`), ``deopt(args)``. Set `function`,
-    then `deopt`, then `entry`: a call never sees an entry without the others.
+    where native code handed the call back (another `Unfinished`), ``deopt(args,
+    record)``. Set `function`, then `deopt`, then `entry`: a call never sees an entry
+    without the others.
     (Attribute loads and plain calls: ~15 ns less a call than a `functools.partial`.)"""
 
     __slots__ = ("function", "entry", "deopt")

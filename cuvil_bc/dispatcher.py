@@ -48,7 +48,7 @@ class _Native:
 
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_param_types(t)]
-        ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *'])})"
+        ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
         self.calls_python = bool(spec.callees)
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
@@ -70,17 +70,14 @@ class _Native:
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
         self.ffi = ffi
-        self.local = threading.local()
 
     def fast_calls(self) -> int:
         """Calls that the fast path completed natively."""
         return int(self.target.calls) if self.target is not None else 0
 
     def out(self) -> Any:
-        buf = getattr(self.local, "buf", None)
-        if buf is None:
-            buf = self.local.buf = self.ffi.new("cb_word[]", self.nwords)
-        return buf
+        """A call's own buffer for its result words."""
+        return self.ffi.new("cb_word[]", self.nwords)
 
 
 class Dispatcher:
@@ -187,17 +184,29 @@ class Dispatcher:
             if budget <= 0:
                 return self._interpret(args, kwargs)
             depth = max(0, MAX_DEPTH - budget)
-        out = native.out()
+        # The call's own buffers (a signal handler may call this function as the call
+        # returns): its result words, and the address of a deopt record native code
+        # parked (cb_park_deopt), freed even where that handler raises.
+        out, parked = native.out(), native.ffi.new("cb_word *")
+        status = record = None
         try:
-            status = native.cfunc(depth, *native.flatten(args), out)
-        except (OverflowError, TypeError):
-            status = None  # cffi refused an argument: an int beyond int64
+            try:
+                status = native.cfunc(depth, *native.flatten(args), out, parked)
+            except (OverflowError, TypeError):
+                status = None  # cffi refused an argument: an int beyond int64
+        finally:
+            if parked.i:
+                from .lower.runtime import unpark
+
+                record = unpark(parked.i)
         if status is None:
             # (outside the handler: an exception of the function's own would otherwise
             # carry cffi's OverflowError as its __context__)
             return self._interpret(args, kwargs)
         if status:
-            return self._deopt(args, _take_deopt_line())
+            if record is None:  # (cb_park_deopt found no memory for it)
+                raise MemoryError("no memory for a deoptimised call's resume state")
+            return self._deopt(args, record)
         self._counts["native_calls"] += 1
         return native.box(out, args)
 
@@ -221,24 +230,22 @@ class Dispatcher:
         return tuple(keys)[:MAX_INTERPRETED_KEYS]
 
     def c_entry(self) -> tuple[Any, Any] | None:
-        """The C entry into the native signatures (csrc/entry.c: it returns
-        `counters.FALL` or `counters.DEOPT` when it does not answer a call), and what
-        takes a call it answered `DEOPT` with its arguments (a bound method: unlike
-        the prefix's constants, its holder is not a code object); None when this function
-        has none (its parameters are beyond the prefix: `fastpath.can_generate`)."""
+        """The C entry into the native signatures (csrc/entry.c: it returns a
+        `counters.Unfinished` for a call it does not finish), and what finishes a call
+        whose native code handed it back, ``deopt(args, record)`` (a bound method:
+        unlike the prefix's constants, its holder is not a code object); None when this
+        function has none (its parameters are beyond the prefix: `fastpath.can_generate`)."""
         with self._lock:
             if self._entry is None:
                 return None
-            return self._entry, self._deopt_call
+            return self._entry, self._deopt
 
-    def _deopt_call(self, args: tuple[Any, ...]) -> Any:
-        """A deopt of a call that the C entry or a direct call made."""
-        return self._deopt(args, _take_deopt_line())
+    def _deopt(self, args: tuple[Any, ...], record: bytes) -> Any:
+        """Finish a call that native code handed back, from its deopt record
+        (`lower/runtime.read_record`)."""
+        from .lower.runtime import SPECULATIVE_DEOPT, read_record
 
-    def _deopt(self, args: tuple[Any, ...], line: int) -> Any:
-        from .lower.runtime import SPECULATIVE_DEOPT, take_deopt_resume
-
-        number, words = take_deopt_resume()
+        line, number, words = read_record(record)
         if number and resume.point(number).pyfunc is not self.py_func:
             # Left by another call whose deopt was never handled (its caller was
             # interrupted): native code that deopts without a resume point clears it,
@@ -310,7 +317,7 @@ class Dispatcher:
         and the signatures known to fall back: the C entry and `Known` are updated in
         place, the prefix is rebuilt only when the defaults changed (or, while a tracing
         tool is active, the function gets its own code as written)."""
-        from .fastpath import DEOPT, FALL, MISSING, can_generate, generic_code, prefixed_code
+        from .fastpath import MISSING, can_generate, generic_code, prefixed_code
 
         py = self.py_func
         self._signature_list[:] = [n.spec.signature for n in self._native.values()]
@@ -324,7 +331,9 @@ class Dispatcher:
                 from .counters import Entry, Known
                 from .typing.specialize import MISSING as ABSENT
 
-                self._entry = Entry(self._nparams, FALL, DEOPT, ABSENT)
+                from .counters import FALL, Unfinished
+
+                self._entry = Entry(self._nparams, FALL, Unfinished, ABSENT)
                 self._known = Known(self._nparams, ())
             fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
             self._entry.set(fast, [(g.namespace, g.name, g.expected, g.is_attr) for g in self._guards] if fast else [])
@@ -332,7 +341,7 @@ class Dispatcher:
             self._known.set(keys)
             if self._prefixed is None or self._prefixed[2] is not self._defaults or self._prefixed[3] != bool(keys):
                 code = prefixed_code(
-                    py, generic=_Forward(self, "_call_generic"), deopt=_Forward(self, "_deopt_call"),
+                    py, generic=_Forward(self, "_call_generic"), deopt=_Forward(self, "_deopt"),
                     defaults=self._defaults, entry=self._entry, known=self._known if keys else None,
                 )  # fmt: skip
                 missing = tuple(MISSING for _ in self._defaults) if self._defaults else None
@@ -510,7 +519,7 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
-OWN_CODE.update((Dispatcher._interpret.__code__, Dispatcher._deopt.__code__, Dispatcher._deopt_call.__code__))
+OWN_CODE.update((Dispatcher._interpret.__code__, Dispatcher._deopt.__code__))
 
 
 class _LiveStats(dict):  # type: ignore[type-arg]
@@ -641,10 +650,6 @@ def _structured_key(value: Any) -> object:
     return t if isinstance(found, Uncompilable) else found
 
 
-def _take_deopt_line() -> int:
-    from .lower.runtime import take_deopt_line
-
-    return take_deopt_line()
 
 
 def compile(

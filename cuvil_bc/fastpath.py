@@ -10,16 +10,14 @@ call ``f(p, 1.0)`` with a ``Point`` that did not compile, the prefix reads like:
             return GENERIC(*GIVEN(("a", "b"), (a, b), ()))
         if b is MISSING:
             b = DEFAULT_0
-        if (a, b) in KNOWN:                       # a signature known not to compile
-            pass                                  # (csrc/counter.c): f's body runs, here
-        else:
-            try:
+        if (a, b) not in KNOWN:                   # else a signature known not to compile
+            try:                                  # (csrc/counter.c): f's body runs, here
                 __cb_r = ENTRY(a, b)              # C (csrc/entry.c): the global guards,
-                if __cb_r is not FALL:            # then every signature's type tests,
-                    if __cb_r is DEOPT:           # unboxing, native call and boxing
-                        return DEOPT_CALL((a, b))
-                    return __cb_r
-                return GENERIC((a, b), {})
+                if TYPE(__cb_r) is not UNFINISHED:  # then every signature's type tests,
+                    return __cb_r                 # unboxing, native call and boxing
+                if __cb_r is FALL:
+                    return GENERIC((a, b), {})
+                return DEOPT((a, b), __cb_r.record)  # native code handed the call back
             except:
                 UNLINK()                          # (this frame's traceback entry)
                 raise
@@ -43,7 +41,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any, Sequence
 
-from .counters import DEOPT, FALL, OWN_NAMES
+from .counters import FALL, OWN_NAMES, Unfinished
 
 
 MISSING = object()
@@ -87,8 +85,8 @@ def prefixed_code(
 ) -> pytypes.CodeType:
     """`pyfunc`'s code behind the prefix of the module docstring.
 
-    `generic(args, kwargs)` is the dispatcher's generic path, `deopt(args)` what
-    follows a deopt of the C entry; `known` the `counters.Known` of the signatures
+    `generic(args, kwargs)` is the dispatcher's generic path, `deopt(args, record)`
+    what finishes a call that native code handed back (`counters.Unfinished`); `known` the `counters.Known` of the signatures
     known to fall back, whose calls run the body, or None while there are none (its
     test costs a native call of two arguments ~25 ns); `entry` the C entry of the
     native signatures and their global guards (csrc/entry.c). Both are updated in
@@ -101,7 +99,7 @@ def prefixed_code(
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
     args = "(" + "".join(f"{p}, " for p in params) + ")"
-    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own, "ENTRY": entry, "FALL": FALL, "DEOPT": DEOPT, "DEOPT_CALL": deopt}
+    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own, "ENTRY": entry, "FALL": FALL, "DEOPT": deopt, "TYPE": type, "UNFINISHED": Unfinished}
     lines: list[str] = []
     defaults = defaults or ()
     if defaults:
@@ -123,18 +121,17 @@ def prefixed_code(
         lines += ["try:"] + ["    " + f for f in filling] + ["except:", "    @UNLINK()", "    raise"]
     calls = [
         f"__cb_r = @ENTRY({', '.join(params)})",
-        "if __cb_r is not @FALL:",
-        "    if __cb_r is @DEOPT:",
-        f"        return @DEOPT_CALL({args})",
+        "if @TYPE(__cb_r) is not @UNFINISHED:",
         "    return __cb_r",
-        f"return @GENERIC({args}, {{}})",
+        "if __cb_r is @FALL:",
+        f"    return @GENERIC({args}, {{}})",
+        f"return @DEOPT({args}, __cb_r.record)",
     ]
     handled = ["try:"] + ["    " + c for c in calls] + ["except:", "    @UNLINK()", "    raise"]
     if params and known is not None:
+        # (`not in`: a fallen-back call then goes straight on into the body)
         consts["KNOWN"] = known
-        lines.append(f"if {params[0] if len(params) == 1 else args} in @KNOWN:")
-        lines.append("    pass")
-        lines.append("else:")
+        lines.append(f"if {params[0] if len(params) == 1 else args} not in @KNOWN:")
         lines += ["    " + h for h in handled]
     else:
         lines += handled

@@ -606,3 +606,35 @@ def test_functions_the_hook_gave_up_on_are_called_as_fast_as_before(tmp_path: Pa
     hooked = run(["-X", "importhook", "cuvil_bc", "specialised.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)  # CALL_PY_EXACT_ARGS for dot, as in CPython
     assert report(out)["dot"]["status"] == "unsupported", report(out)["dot"]
+
+
+DEEP = """
+import sys
+
+sys.setrecursionlimit(20000)
+
+
+def f(n, x):
+    y = x * x  # beyond int64 for x = 2**40: native code hands the call back
+    if n == 0:
+        return y
+    return f(n - 1, x) + 1
+
+
+for k in range(500):  # hot and native (CUVIL_BC_SYNC)
+    f(3, k)
+print(f(3000, 2**40))
+"""
+
+
+def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path) -> None:
+    # A native call handed back is finished by Python code that the trampoline calls:
+    # finished from the C entry instead, each level nested C calls, and CPython 3.12's
+    # C stack limit stopped the recursion at about 300 levels (plain: 19997).
+    (tmp_path / "deep.py").write_text(DEEP)
+    plain = run(["deep.py"], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "deep.py"], cwd=tmp_path, env={"CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(out)})
+    same(plain, hooked)
+    row = report(out)["f"]
+    assert row["status"] == "native" and row["deopt_lines"], row

@@ -105,6 +105,28 @@ class _Alarm(Exception):
     pass
 
 
+def _alarmed(call, times: int, delay: float) -> tuple[list[object], int]:  # type: ignore[no-untyped-def]
+    """`call()` `times` times, each with a SIGALRM after `delay` seconds whose handler
+    raises _Alarm: what the calls returned, and how many raised."""
+
+    def handler(signum, frame):  # type: ignore[no-untyped-def]
+        raise _Alarm
+
+    before = signal.signal(signal.SIGALRM, handler)
+    returned, raised = [], 0
+    try:
+        for _ in range(times):
+            signal.setitimer(signal.ITIMER_REAL, delay)
+            try:
+                returned.append(call())
+            except _Alarm:
+                raised += 1
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, before)
+    return returned, raised
+
+
 def test_a_handler_that_raises_during_a_math_callback() -> None:
     # math.gamma is computed by CPython's own code, called from native code. It was a
     # cffi Python callback, where a pending signal's handler ran: its exception was
@@ -118,21 +140,95 @@ def test_a_handler_that_raises_during_a_math_callback() -> None:
     assert native_ran(f)
     expected = f.py_func(16000)
 
-    def handler(signum, frame):  # type: ignore[no-untyped-def]
-        raise _Alarm
+    def call():  # type: ignore[no-untyped-def]
+        result = f(16000)
+        time.sleep(0.05)  # (an alarm after the call arrives here)
+        return result
 
-    before = signal.signal(signal.SIGALRM, handler)
-    returned, raised = [], 0
-    try:
-        for _ in range(5):
-            signal.setitimer(signal.ITIMER_REAL, 0.0003)
-            try:
-                returned.append(f(16000))
-                time.sleep(0.05)  # (an alarm after the call arrives here)
-            except _Alarm:
-                raised += 1
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, before)
+    returned, raised = _alarmed(call, 5, 0.0003)
     assert raised == 5
     assert all(r == expected for r in returned), (returned, expected)
+
+
+RESUMED_WRITER = """
+def f(a, stop):
+    a[2] = a[2] + 1.0
+    while stop[0] == 0.0:
+        a[0] = a[0] + 1.0
+        a[1] = a[1] + 1.0
+    return a[0]
+"""
+
+
+@pytest.mark.parametrize("path", ["C entry", "generic path"])
+def test_a_handler_whose_native_call_deopts_keeps_the_interrupted_calls_resume_state(path: str) -> None:
+    # The signal makes f's native loop hand the call back with its resume state. The
+    # handler then runs (the interpreter's next check) and calls g, which hands its own
+    # call back too. f must still resume from its own state: its deopt record used to be
+    # the thread's, and g's overwrote it, so f was re-run from its start (a[2] written
+    # twice).
+    f = compile_source(RESUMED_WRITER)
+    g = compile_source("def f(b, x):\n    b[0] = b[0] + 1.0\n    y = x * x\n    b[1] = y\n    return y\n")
+    call = f if path == "C entry" else f.dispatcher  # (the dispatcher's own call: cffi)
+    a, b, stop = np.zeros(3), np.zeros(2), np.ones(1)
+    call(a, stop)
+    check(g, b, 3)
+    assert native_ran(f) and native_ran(g)
+    seen = []
+
+    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
+        stop[0] = 1.0
+        seen.append(g(b, 2**40))  # overflows int64: deopts after writing b[0]
+
+    a, b, stop = np.zeros(3), np.zeros(2), np.zeros(1)
+    deopts = f.stats["deopts"], g.stats["deopts"]
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.05)
+        result = call(a, stop)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert seen == [2**80]
+    assert (f.stats["deopts"], g.stats["deopts"]) == (deopts[0] + 1, deopts[1] + 1)
+    assert a[2] == 1.0 and a[0] == a[1] > 0 and result == a[0], a
+    assert list(b) == [1.0, float(2**80)]
+
+
+def test_a_call_made_between_the_generic_paths_native_call_and_its_boxing() -> None:
+    # A signal handler may run as the dispatcher's native call (cffi) returns, before the
+    # result is boxed, and call the same function. Both calls' results were written to
+    # one buffer per thread: the first call returned the second's result. Simulated here
+    # at exactly that point, where a real signal rarely lands.
+    f = compile_source("def f(x):\n    return x * 2.5\n")
+    d = f.dispatcher
+    assert d(1.0) == 2.5 and native_ran(f)
+    (native,) = d._native.values()
+    box = native.box
+
+    def box_after_another_call(out, args):  # type: ignore[no-untyped-def]
+        if args == (1.0,):
+            assert d(2.0) == 5.0
+        return box(out, args)
+
+    native.box = box_after_another_call
+    assert d(1.0) == 2.5
+
+
+@pytest.mark.parametrize("path", ["C entry", "generic path"])
+def test_a_handler_that_raises_as_a_deopted_call_returns_leaks_no_record(path: str) -> None:
+    # Native code parks a failed call's deopt record in memory of its own; the caller
+    # frees it. On the generic path (cffi) the handler runs as the call returns, before
+    # the dispatcher's next line: if it raises there, the record must still be freed.
+    from cuvil_bc.lower.runtime import lib
+
+    f = compile_source(RESUMED_WRITER)
+    call = f if path == "C entry" else f.dispatcher
+    a, stop = np.zeros(3), np.ones(1)
+    call(a, stop)
+    assert native_ran(f)
+
+    before = lib.cb_parked_records()
+    _, raised = _alarmed(lambda: call(np.zeros(3), np.zeros(1)), 20, 0.002)  # (loops until the alarm)
+    assert raised == 20
+    assert lib.cb_parked_records() == before

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import DEOPT, FALL, OWN_NAMES, Counter, NativeCall, is_placeholder, placeholder
+from ..counters import FALL, OWN_NAMES, Counter, NativeCall, Unfinished, is_placeholder, placeholder
 from . import rawcode
 
 if TYPE_CHECKING:
@@ -166,14 +166,14 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     source = (  # (@ stands for OWN_NAMES)
         "    if @callee is not None:\n        try:\n"
         f"            @r = @callee.entry({params})\n"
+        "            if @type(@r) is not @unfinished:\n"
+        "                return @r\n"
         "            if @r is @fall:\n"
         f"                return @callee.function({params})\n"
-        "            if @r is @deopt:\n"
-        f"                return @callee.deopt(({''.join(n + ', ' for n in names)}))\n"
-        "            return @r\n"
+        f"            return @callee.deopt(({''.join(n + ', ' for n in names)}), @r.record)\n"
         "        except:\n            @callee.unlink()\n            raise\n"
     ).replace("@", OWN_NAMES)
-    constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "deopt": DEOPT}
+    constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "unfinished": Unfinished, OWN_NAMES + "type": type}
     return with_prefix(code, source, constants, call_line=f"return {OWN_NAMES}callee")
 
 

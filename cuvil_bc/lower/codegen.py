@@ -1298,7 +1298,7 @@ class ResumeState:
         words = b.call(em.declare("cb_deopt_slots", I64.as_pointer(), []), [])
         for val, t, index in stores:
             store_words(b, words, val, t, index)
-        b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32]), [ir.Constant(I32, self.number)])
+        b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32, I32]), [ir.Constant(I32, self.number), ir.Constant(I32, used)])
         return handed
 
 
@@ -1405,14 +1405,16 @@ def const(value: object, t: Type) -> ir.Value:
 
 
 def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
-    """Add ``i32 @<symbol>.entry(i32 depth, <flat params>, i64* out)`` for cffi and
-    return its name. `depth` is where the native call depth starts (see MAX_DEPTH)."""
+    """Add ``i32 @<symbol>.entry(i32 depth, <flat params>, i64* out, i64* parked)`` for
+    cffi and return its name. `depth` is where the native call depth starts (see
+    MAX_DEPTH). A call that fails leaves the address of its deopt record in
+    ``*parked`` (cb_park_deopt, csrc/runtime.h): the caller's to free."""
     flat = [p for t in argtypes for p in llvm_param_types(t)]
     name = f"{symbol}.entry"
-    fn = ir.Function(module, ir.FunctionType(I32, [I32] + flat + [I64.as_pointer()]), name=name)
+    fn = ir.Function(module, ir.FunctionType(I32, [I32] + flat + [I64.as_pointer(), I64.as_pointer()]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    params = iter(fn.args[1:-1])
-    out_words = fn.args[-1]
+    params = iter(fn.args[1:-2])
+    out_words, parked = fn.args[-2:]
 
     def rebuild(t: Type, position: int = -1) -> ir.Value:
         if isinstance(t, NpScalar):
@@ -1437,8 +1439,14 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     args = [rebuild(t, k) for k, t in enumerate(argtypes)]
     pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
     status = b.extract_value(pair, 0)
-    with b.if_then(b.icmp_signed("==", status, ir.Constant(I32, 0))):
-        store_words(b, out_words, b.extract_value(pair, 1), ret, 0)
+    with b.if_else(b.icmp_signed("==", status, ir.Constant(I32, 0))) as (ok, failed):
+        with ok:
+            store_words(b, out_words, b.extract_value(pair, 1), ret, 0)
+        with failed:
+            # The thread's deopt record goes to the caller at once, before the
+            # interpreter runs anything that could overwrite it.
+            park = module.globals.get("cb_park_deopt") or ir.Function(module, ir.FunctionType(I64.as_pointer(), []), name="cb_park_deopt")
+            b.store(b.ptrtoint(b.call(park, []), I64), parked)
     b.ret(status)
     return name
 
@@ -1478,23 +1486,23 @@ ENTRY_WORDS = 64
 
 
 def emit_words_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], entry: str) -> str:
-    """Add ``i32 @<symbol>.words(i64* calls, i64* in, i64* out, i32 depth)``, which the
-    C entry calls: `entry` (the cffi entry point, `emit_entry`) with its flattened
-    parameters read from `in`, at native call depth `depth` (see MAX_DEPTH: the C entry
-    computes it from the thread's recursion budget for code that calls compiled
-    functions, else 0). A call that completes adds one to `*calls` (atomically:
-    callers do not hold the GIL). Returns the status: nonzero when the call must be
-    finished by CPython."""
+    """Add ``i32 @<symbol>.words(i64* calls, i64* in, i64* out, i32 depth, i64* parked)``,
+    which the C entry calls: `entry` (the cffi entry point, `emit_entry`) with its
+    flattened parameters read from `in`, at native call depth `depth` (see MAX_DEPTH:
+    the C entry computes it from the thread's recursion budget for code that calls
+    compiled functions, else 0). A call that completes adds one to `*calls`
+    (atomically: callers do not hold the GIL). Returns the status: nonzero when the
+    call must be finished by CPython, its deopt record's address then in `*parked`."""
     name = f"{symbol}.words"
     words_ptr = I64.as_pointer()
-    fn = ir.Function(module, ir.FunctionType(I32, [words_ptr, words_ptr, words_ptr, I32]), name=name)
+    fn = ir.Function(module, ir.FunctionType(I32, [words_ptr, words_ptr, words_ptr, I32, words_ptr]), name=name)
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    calls, given, out, depth = fn.args
+    calls, given, out, depth, parked = fn.args
     params = []
     for k, ty in enumerate(p for t in argtypes for p in llvm_param_types(t)):
         word = b.load(b.gep(given, [ir.Constant(I64, k)]))
         params.append(b.bitcast(word, F64) if ty == F64 else word)
-    status = b.call(module.get_global(entry), [depth] + params + [out])
+    status = b.call(module.get_global(entry), [depth] + params + [out, parked])
     ok = b.icmp_signed("==", status, ir.Constant(I32, 0))
     b.atomic_rmw("add", calls, b.zext(ok, I64), "monotonic")
     b.ret(status)

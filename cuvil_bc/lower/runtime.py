@@ -8,6 +8,8 @@ registers the runtime's symbols with LLVM so that JIT-compiled code can call the
 from __future__ import annotations
 
 import math
+import struct
+from typing import Any
 
 import llvmlite.binding as llvm
 
@@ -17,7 +19,7 @@ from ..counters import published_types
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 19
+ABI_VERSION = 20
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
@@ -33,7 +35,7 @@ published_types().set_math_functions(MATH_VIA_CPYTHON)
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
 RUNTIME_SYMBOLS = frozenset(
-    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
+    {"cb_math_call", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_park_deopt", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
 )
 _registered = False
 
@@ -83,17 +85,29 @@ def watch_signals() -> None:
 SPECULATIVE_DEOPT = 1 << 30
 
 
-def take_deopt_line() -> int:
-    return int(lib.cb_take_deopt_line())
-
-
 #: Words of resume state native code may store (CB_RESUME_SLOTS in csrc/runtime.h).
 RESUME_SLOTS = int(lib.CB_RESUME_SLOTS)
+#: Words of a deopt record before its resume words: the line, the resume point (0:
+#: none) and the number of resume words (cb_park_deopt in csrc/runtime.h).
+RECORD_WORDS = int(lib.CB_RECORD_WORDS)
 
 
-def take_deopt_resume() -> tuple[int, object]:
-    """The resume point of this thread's last deoptimisation (0: none) and its words."""
-    return int(lib.cb_take_deopt_resume()), lib.cb_deopt_slots()
+def unpark(address: int) -> bytes:
+    """The deopt record that a compiled function's cffi entry parked at `address`
+    (cb_park_deopt), as bytes, as the C entry gives it; its memory is freed."""
+    record = ffi.cast("cb_word *", address)
+    data = ffi.buffer(record, 8 * (RECORD_WORDS + int(record[2].i)))[:]
+    lib.cb_free_record(record)
+    return data
+
+
+def read_record(record: bytes) -> tuple[int, int, Any]:
+    """A deopt record's line (with SPECULATIVE_DEOPT), resume point (0: none) and
+    resume words (a `cb_word` array of their own)."""
+    line, point, count = struct.unpack_from(f"{RECORD_WORDS}q", record)
+    words = ffi.new("cb_word[]", max(1, count))
+    ffi.memmove(words, record[8 * RECORD_WORDS :], 8 * count)
+    return line, point, words
 
 
 from ..counters import Entry  # noqa: E402,F401 (the C entry: see counters.py)
