@@ -85,6 +85,9 @@ class Unfinished:
 
 
 FALL = Unfinished(None)
+#: What the dispatcher's slow paths answer a prefix (or a trampoline) that passed it,
+#: for a call to run interpreted from its start: the prefix then runs the body itself.
+HERE = object()
 #: An entry with no signatures: every call falls.
 NO_ENTRY = Entry(0, FALL, Unfinished, None)
 

@@ -147,7 +147,12 @@ class Dispatcher:
         return self._call_generic(args, kwargs)
 
     @hidden_frames
-    def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _call_generic(self, args: tuple[Any, ...], kwargs: dict[str, Any], here: Any = None) -> Any:
+        """A call the prefix's fast paths did not take. Given `here` (the prefix's own
+        marker, `counters.HERE`), a call that is to run interpreted returns it instead:
+        the prefix then runs the body itself, in the function's own frame, as written
+        (no frame of ours below the caller's: CPython's recursion limit, warnings'
+        stacklevel and tracebacks see the call as CPython would)."""
         self.generic_calls += 1
         if self.py_func.__defaults__ is not self._defaults:
             # Someone assigned new defaults: bind with them, as CPython would.
@@ -155,14 +160,14 @@ class Dispatcher:
             self.__signature__ = inspect.signature(self.py_func)
             self._regenerate()
         if observe.observed():
-            return self._interpret(args, kwargs)  # a tool sees every line (observe.py)
+            return self._interpret(args, kwargs, here)  # a tool sees every line (observe.py)
         if kwargs or len(args) != self._nparams or not self._simple:
             try:
                 bound = self.__signature__.bind(*args, **kwargs)
             except TypeError:
                 return self.py_func(*args, **kwargs)  # raises CPython's own TypeError
             if not self._simple:
-                return self._interpret(args, kwargs)
+                return self._interpret(args, kwargs)  # (never a prefix's call)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
             kwargs = {}
@@ -172,17 +177,17 @@ class Dispatcher:
             native = self._compile_for(key, args)
             if native is None:
                 self._note_fallback(key)
-                return self._interpret(args, kwargs)
+                return self._interpret(args, kwargs, here)
         for g in self._guards:
             if not g.holds():
                 self._invalidate()
-                return self._call_generic(args, {})
+                return self._call_generic(args, {}, here)
         depth = 0
         if native.calls_python:
             # Native calls must not go deeper than CPython would allow from here.
             budget = sys.getrecursionlimit() - _stack_depth() - _RECURSION_MARGIN
             if budget <= 0:
-                return self._interpret(args, kwargs)
+                return self._interpret(args, kwargs, here)
             depth = max(0, MAX_DEPTH - budget)
         # The call's own buffers (a signal handler may call this function as the call
         # returns): its result words, and the address of a deopt record native code
@@ -202,7 +207,7 @@ class Dispatcher:
         if status is None:
             # (outside the handler: an exception of the function's own would otherwise
             # carry cffi's OverflowError as its __context__)
-            return self._interpret(args, kwargs)
+            return self._interpret(args, kwargs, here)
         if status:
             if record is None:  # (cb_park_deopt found no memory for it)
                 raise MemoryError("no memory for a deoptimised call's resume state")
@@ -240,9 +245,10 @@ class Dispatcher:
                 return None
             return self._entry, self._deopt
 
-    def _deopt(self, args: tuple[Any, ...], record: bytes) -> Any:
+    def _deopt(self, args: tuple[Any, ...], record: bytes, here: Any = None) -> Any:
         """Finish a call that native code handed back, from its deopt record
-        (`lower/runtime.read_record`)."""
+        (`lower/runtime.read_record`); `here` as for `_call_generic`, where the call
+        starts again from the top."""
         from .lower.runtime import SPECULATIVE_DEOPT, read_record
 
         line, number, words = read_record(record)
@@ -274,10 +280,12 @@ class Dispatcher:
             # native code left, and must not start the call again.
             self._counts["interpreted_calls"] += 1
             return point.run(args, words)
-        return self._interpret(args, {})
+        return self._interpret(args, {}, here)
 
-    def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any], here: Any = None) -> Any:
         self._counts["interpreted_calls"] += 1
+        if here is not None:
+            return here
         return self.py_func(*args, **kwargs)
 
     def _make_function(self) -> pytypes.FunctionType:

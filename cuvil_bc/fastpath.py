@@ -16,9 +16,13 @@ call ``f(p, 1.0)`` with a ``Point`` that did not compile, the prefix reads like:
                 if TYPE(__cb_r) is not UNFINISHED:  # then every signature's type tests,
                     return __cb_r                 # unboxing, native call and boxing
                 if __cb_r is FALL:
-                    return GENERIC((a, b), {})
-                return DEOPT((a, b), __cb_r.record)  # native code handed the call back
-            except:
+                    __cb_r = GENERIC((a, b), {}, HERE)
+                else:                             # native code handed the call back
+                    __cb_r = DEOPT((a, b), __cb_r.record, HERE)
+                if __cb_r is not HERE:
+                    return __cb_r
+                del __cb_r                        # HERE: the call runs interpreted, in
+            except:                               # this frame, from the body's start
                 UNLINK()                          # (this frame's traceback entry)
                 raise
         ...f's body...
@@ -41,7 +45,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any, Sequence
 
-from .counters import FALL, OWN_NAMES, Unfinished
+from .counters import FALL, HERE, OWN_NAMES, Unfinished
 
 
 MISSING = object()
@@ -99,7 +103,7 @@ def prefixed_code(
     code = pyfunc.__code__
     params = list(code.co_varnames[: code.co_argcount])
     args = "(" + "".join(f"{p}, " for p in params) + ")"
-    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own, "ENTRY": entry, "FALL": FALL, "DEOPT": deopt, "TYPE": type, "UNFINISHED": Unfinished}
+    consts: dict[str, Any] = {"GENERIC": generic, "UNLINK": unlink_own, "ENTRY": entry, "FALL": FALL, "DEOPT": deopt, "TYPE": type, "UNFINISHED": Unfinished, "HERE": HERE}
     lines: list[str] = []
     defaults = defaults or ()
     if defaults:
@@ -124,17 +128,20 @@ def prefixed_code(
         "if @TYPE(__cb_r) is not @UNFINISHED:",
         "    return __cb_r",
         "if __cb_r is @FALL:",
-        f"    return @GENERIC({args}, {{}})",
-        f"return @DEOPT({args}, __cb_r.record)",
+        f"    __cb_r = @GENERIC({args}, {{}}, @HERE)",
+        "else:",
+        f"    __cb_r = @DEOPT({args}, __cb_r.record, @HERE)",
+        "if __cb_r is not @HERE:",
+        "    return __cb_r",
+        "del __cb_r",
     ]
-    handled = ["try:"] + ["    " + c for c in calls] + ["except:", "    @UNLINK()", "    raise"]
     if params and known is not None:
-        # (`not in`: a fallen-back call then goes straight on into the body)
+        # (`not in`: a fallen-back call then goes straight on into the body; inside the
+        # `try`, so that both ways into the body join before it: CPython would copy a
+        # statement reached two ways, and the body replaces only the first copy)
         consts["KNOWN"] = known
-        lines.append(f"if {params[0] if len(params) == 1 else args} not in @KNOWN:")
-        lines += ["    " + h for h in handled]
-    else:
-        lines += handled
+        calls = [f"if {params[0] if len(params) == 1 else args} not in @KNOWN:"] + ["    " + c for c in calls]
+    lines += ["try:"] + ["    " + c for c in calls] + ["except:", "    @UNLINK()", "    raise"]
     # The prefix's names are written @NAME: each becomes OWN_NAMES + NAME, which no local
     # of the function starts with (`can_generate`).
     source = "".join("    " + line + "\n" for line in lines).replace("@", OWN_NAMES)

@@ -285,3 +285,48 @@ def test_an_int_beyond_int64_leaves_no_trace_in_the_functions_exception() -> Non
             assert e.__context__ is None, repr(e.__context__)
         else:
             raise AssertionError("no ZeroDivisionError")
+
+
+RECURSIVE = """
+def f(n, x):
+    y = x * x  # beyond int64 for x = 2**40 (native code hands the call back)
+    if n == 0:
+        return y
+    return f(n - 1, x) + 1
+"""
+
+
+@pytest.mark.parametrize("x", [2**40, 2**70], ids=["deopts", "beyond int64"])
+def test_a_recursion_that_runs_interpreted_at_every_level_goes_as_deep_as_cpython(x: int) -> None:
+    # A call the dispatcher runs interpreted from its start runs in the function's own
+    # frame (the prefix's): it used to run in the dispatcher's frames, which counted
+    # against the recursion limit, and such a recursion stopped at ~150-200 levels.
+    import sys
+
+    f = compile_source(RECURSIVE)
+    f.py_func.__globals__["f"] = f  # (each level calls the compiled function)
+    check(f, 3, 5)
+    assert native_ran(f)
+    depth = sys.getrecursionlimit() - 100 - len(traceback.extract_stack())
+    assert f(depth, x) == f.py_func(depth, x)
+
+
+def test_a_warning_of_the_callers_line_from_a_call_the_generic_path_runs() -> None:
+    # stacklevel=2 names the caller's line, as in CPython, also for a first call (the
+    # generic path's, before the signature is known to fall back): it named
+    # dispatcher.py.
+    import warnings
+
+    f = compile_source("def f(p):\n    warnings.warn('old', DeprecationWarning, stacklevel=2)\n    return p.x\n", warnings=warnings)
+    for call in (f.py_func, f, f):
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            line = sys_line() + 1
+            call(Point(1.0, 2.0))
+        assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
+
+
+def sys_line() -> int:
+    import sys
+
+    return sys._getframe(1).f_lineno

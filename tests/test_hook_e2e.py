@@ -611,7 +611,7 @@ def test_functions_the_hook_gave_up_on_are_called_as_fast_as_before(tmp_path: Pa
 DEEP = """
 import sys
 
-sys.setrecursionlimit(20000)
+sys.setrecursionlimit(int(sys.argv[1]))
 
 
 def f(n, x):
@@ -623,18 +623,21 @@ def f(n, x):
 
 for k in range(500):  # hot and native (CUVIL_BC_SYNC)
     f(3, k)
-print(f(3000, 2**40))
+print(f(int(sys.argv[2]), 2**40))
 """
 
 
-def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path) -> None:
+@pytest.mark.parametrize("limit, depth", [(20000, 3000), (1000, 900)])
+def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path, limit: int, depth: int) -> None:
     # A native call handed back is finished by Python code that the trampoline calls:
     # finished from the C entry instead, each level nested C calls, and CPython 3.12's
-    # C stack limit stopped the recursion at about 300 levels (plain: 19997).
+    # C stack limit stopped the recursion at about 300 levels (plain: 19997). The
+    # call then runs from its start in the function's own frame: in the dispatcher's
+    # frames, it stopped at ~190 levels of the default limit (plain: 997).
     (tmp_path / "deep.py").write_text(DEEP)
-    plain = run(["deep.py"], cwd=tmp_path)
+    plain = run(["deep.py", str(limit), str(depth)], cwd=tmp_path)
     out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", "deep.py"], cwd=tmp_path, env={"CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(out)})
+    hooked = run(["-X", "importhook", "cuvil_bc", "deep.py", str(limit), str(depth)], cwd=tmp_path, env={"CUVIL_BC_SYNC": "1", "CUVIL_BC_REPORT": str(out)})
     same(plain, hooked)
     row = report(out)["f"]
     assert row["status"] == "native" and row["deopt_lines"], row

@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import FALL, OWN_NAMES, Counter, NativeCall, Unfinished, is_placeholder, placeholder
+from ..counters import FALL, HERE, OWN_NAMES, Counter, NativeCall, Unfinished, is_placeholder, placeholder
 from . import rawcode
 
 if TYPE_CHECKING:
@@ -151,8 +151,9 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     then its function or its deopt: see `NativeCall`) and returns what it returns,
     unless the constant that holds `native` is None: in a process the function was
     pickled into by value (`NativeCall` pickles as None), `code` itself runs, as
-    written. (The prefix's local ``__cb_r`` is set only on paths that return: the body
-    never sees it. Its names start with `OWN_NAMES`, which no counted function's do:
+    written. Where the dispatcher's deopt path answers `HERE`, the call runs
+    interpreted from its start, in this frame: the body follows. (The prefix's local
+    ``__cb_r`` is deleted before the body: it never sees it. Its names start with `OWN_NAMES`, which no counted function's do:
     `hook.rewrite.cheap_reason`.)
 
     An exception from the call passes through a handler that takes the prefix's own
@@ -163,17 +164,20 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     """
     names = code.co_varnames[: code.co_argcount]
     params = ", ".join(names)
-    source = (  # (@ stands for OWN_NAMES)
-        "    if @callee is not None:\n        try:\n"
+    source = (  # (@ stands for OWN_NAMES; both ways into the body join inside the `try`)
+        "    try:\n        if @callee is not None:\n"
         f"            @r = @callee.entry({params})\n"
         "            if @type(@r) is not @unfinished:\n"
         "                return @r\n"
         "            if @r is @fall:\n"
         f"                return @callee.function({params})\n"
-        f"            return @callee.deopt(({''.join(n + ', ' for n in names)}), @r.record)\n"
-        "        except:\n            @callee.unlink()\n            raise\n"
+        f"            @r = @callee.deopt(({''.join(n + ', ' for n in names)}), @r.record, @here)\n"
+        "            if @r is not @here:\n"
+        "                return @r\n"
+        "            del @r\n"
+        "    except:\n        @callee.unlink()\n        raise\n"
     ).replace("@", OWN_NAMES)
-    constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "unfinished": Unfinished, OWN_NAMES + "type": type}
+    constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "unfinished": Unfinished, OWN_NAMES + "type": type, OWN_NAMES + "here": HERE}
     return with_prefix(code, source, constants, call_line=f"return {OWN_NAMES}callee")
 
 
@@ -199,7 +203,11 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
     start = next(k for k, i in instrs if i.name == "RESUME") + 1
     # Where the prefix falls through (when every path of it returns, CPython dropped
     # the marker: the body then follows the prefix, unreachable but still the code's).
-    marker = next((k for k, i in instrs if i.arg == _BODY or (isinstance(i.arg, tuple) and _BODY in i.arg)), len(template))
+    markers = [k for k, i in instrs if i.arg == _BODY or (isinstance(i.arg, tuple) and _BODY in i.arg)]
+    # (CPython copies a statement that two paths reach, and only one copy becomes the
+    # body: a source whose ways into the body join first has one)
+    assert len(markers) <= 1, "the prefix reaches the body by more than one way"
+    marker = markers[0] if markers else len(template)
     marker_end = next((k for k, i in instrs if k > marker and i.name in ("RETURN_VALUE", "RETURN_CONST")), len(template))
     prefix: list[object] = []
     index = {name: k for k, name in enumerate(constants)}
@@ -211,6 +219,8 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
         if not isinstance(item, bytecode.Instr):
             prefix.append(item)  # labels, and try blocks' begins and ends
             continue
+        if item.name == "NOP":
+            continue  # (a `try`'s: jumps go to labels, and the prefix has no lines)
         lineno = code.co_firstlineno + 1 if item.lineno in called else None
         prefix.extend(_constants_for(item, index, lineno))
     if marker == len(template):
