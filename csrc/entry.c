@@ -24,7 +24,7 @@
  *
  * A call the entry cannot complete is answered with the marker `fall` it was given (a
  * guard fails, no signature matches, or an int is beyond int64), or, where native code
- * handed the call back, with `deopt(record)`: the deopt record that the native entry
+ * handed the call back, with `deopt((record,))`: the deopt record that the native entry
  * parked (cb_park_deopt), as bytes, taken before any Python code can run (a signal
  * handler whose own native call fails would overwrite the thread's record). Both are
  * instances of one class (counters.Unfinished), which the caller (the compiled
@@ -589,8 +589,8 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
     return Py_NewRef(self->fall);
 }
 
-/* `deopt(record)` for the deopt record that native code parked at `address` (as bytes;
- * its memory is freed). */
+/* `deopt((record,))` for the deopt record that native code parked at `address` (as
+ * bytes; its memory is freed). */
 static PyObject *deopted(cb_entry *self, cb_word address) {
     cb_word *parked = (cb_word *)(intptr_t)address.i;
     if (parked == NULL)
@@ -599,8 +599,12 @@ static PyObject *deopted(cb_entry *self, cb_word address) {
     cb_free_record(parked);
     if (record == NULL)
         return NULL;
-    PyObject *made = PyObject_CallOneArg(self->deopt, record);
+    PyObject *one = PyTuple_Pack(1, record);
     Py_DECREF(record);
+    if (one == NULL)
+        return NULL;
+    PyObject *made = PyObject_CallOneArg(self->deopt, one);
+    Py_DECREF(one);
     return made;
 }
 

@@ -47,7 +47,7 @@ Counter = published_types().Counter
 Known = published_types().Known
 #: ``Entry(nparams, fall, deopt, absent)``: the C call path into a compiled function's
 #: native signatures (csrc/entry.c): ``entry(*args)`` is the result, or `fall` (a guard
-#: fails, no signature matches), or ``deopt(record)`` where native code handed the
+#: fails, no signature matches), or ``deopt((record,))`` where native code handed the
 #: call back (`record`: the call's deopt record, as bytes: lower/runtime.read_record);
 #: ``entry.set(signatures, guards)``, where a guard's expected value `absent` means
 #: the name must stay unbound.
@@ -72,19 +72,17 @@ def set_code(func: types.FunctionType, code: types.CodeType, defaults: Any = _KE
 #: (fastpath.can_generate).
 OWN_NAMES = "__cb_"
 
-class Unfinished:
-    """What an `Entry` returns for a call it did not finish: `FALL` (no signature takes
-    it, or an int is beyond int64), or one whose native code handed it back, with the
-    call's deopt `record`. Callers test ``type(result) is Unfinished``: no native
-    result is one."""
+class Unfinished(tuple):  # type: ignore[type-arg]
+    """What an `Entry` returns for a call it did not finish, ``(record,)``: `FALL` (no
+    signature takes it, or an int is beyond int64), or a call whose native code handed
+    it back, with its deopt record (bytes). Callers test ``type(result) is
+    Unfinished``: no native result is one. (A tuple: made and read without running
+    Python code, where a pending signal's handler could raise.)"""
 
-    __slots__ = ("record",)
-
-    def __init__(self, record: bytes | None) -> None:
-        self.record = record
+    __slots__ = ()
 
 
-FALL = Unfinished(None)
+FALL = Unfinished((None,))
 #: What the dispatcher's slow paths answer a prefix (or a trampoline) that passed it,
 #: for a call to run interpreted from its start: the prefix then runs the body itself.
 HERE = object()
@@ -111,18 +109,13 @@ class NativeCall:
         return (type(None), ())  # None: the trampoline then runs the function's own code
 
     @staticmethod
-    def unlink() -> None:
-        """Called by a trampoline's handler: take the trampoline's own entry out of the
-        traceback of the exception it handles (its caller re-raises it with a bare
-        ``raise``, which adds no entry), and those of the dispatcher's frames after it
-        (`frames.OWN_CODE`: a deopt's)."""
-        e = sys.exc_info()[1]
-        tb = e.__traceback__ if e is not None else None
-        if tb is not None and tb.tb_frame is sys._getframe(1):
-            e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
-            from .frames import strip_own_frames
+    def unlink(prefix: bool = True) -> None:
+        """Called by a trampoline's handler (and, with `prefix` False, by the hook's
+        sampler): `frames.unlink_prefix` for the caller's frame. (Imported here: the
+        hook's startup does without frames.py until an exception passes.)"""
+        from .frames import unlink_prefix
 
-            strip_own_frames(e)  # type: ignore[arg-type]
+        unlink_prefix(sys._getframe(1), prefix)
 
     def __repr__(self) -> str:
         return f"NativeCall({self.function!r})"

@@ -18,7 +18,7 @@ call ``f(p, 1.0)`` with a ``Point`` that did not compile, the prefix reads like:
                 if __cb_r is FALL:
                     __cb_r = GENERIC((a, b), {}, HERE)
                 else:                             # native code handed the call back
-                    __cb_r = DEOPT((a, b), __cb_r.record, HERE)
+                    __cb_r = DEOPT((a, b), __cb_r[0], HERE)
                 if __cb_r is not HERE:
                     return __cb_r
                 del __cb_r                        # HERE: the call runs interpreted, in
@@ -130,7 +130,7 @@ def prefixed_code(
         "if __cb_r is @FALL:",
         f"    __cb_r = @GENERIC({args}, {{}}, @HERE)",
         "else:",
-        f"    __cb_r = @DEOPT({args}, __cb_r.record, @HERE)",
+        f"    __cb_r = @DEOPT({args}, __cb_r[0], @HERE)",
         "if __cb_r is not @HERE:",
         "    return __cb_r",
         "del __cb_r",

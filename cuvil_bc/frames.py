@@ -41,15 +41,28 @@ def strip_own_frames(e: BaseException) -> None:
 
 
 def unlink_own() -> None:
-    """Called by the handler in a compiled function's prefix (fastpath.py): take the
-    prefix's own traceback entry out of the exception it handles, and the entries of
-    our frames after it. The function's frame shows again if its body, interpreted,
-    raised (it then runs in another frame)."""
+    """Called by the handler in a compiled function's prefix (fastpath.py): see
+    `unlink_prefix`."""
+    unlink_prefix(sys._getframe(1))
+
+
+def unlink_prefix(frame: types.FrameType, prefix: bool = True) -> None:
+    """Take the traceback entry of `frame` (whose handler calls this) out of the
+    exception being handled, and the entries of our frames after it: the function's
+    frame shows again where its body, interpreted, raised (it then runs in another
+    frame). Where the exception came from elsewhere (a signal handler's, raised as
+    native code returned, before any of the function's code ran again), the entry of a
+    `prefix` frame (the function's own code) stays, at the line after its ``def``."""
     e = sys.exc_info()[1]
     tb = e.__traceback__ if e is not None else None
-    if tb is not None and tb.tb_frame is sys._getframe(1):
-        e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
-        strip_own_frames(e)  # type: ignore[arg-type]
+    if tb is None or tb.tb_frame is not frame:
+        return
+    e.__traceback__ = tb.tb_next  # type: ignore[union-attr]
+    strip_own_frames(e)  # type: ignore[arg-type]
+    rest = e.__traceback__  # type: ignore[union-attr]
+    code = frame.f_code
+    if prefix and (rest is None or (rest.tb_frame.f_code.co_qualname, rest.tb_frame.f_code.co_filename) != (code.co_qualname, code.co_filename)):
+        e.__traceback__ = types.TracebackType(rest, frame, tb.tb_lasti, code.co_firstlineno + 1)  # type: ignore[union-attr]
 
 
 def hidden_frames(method: Callable[..., Any]) -> Callable[..., Any]:

@@ -232,3 +232,25 @@ def test_a_handler_that_raises_as_a_deopted_call_returns_leaks_no_record(path: s
     _, raised = _alarmed(lambda: call(np.zeros(3), np.zeros(1)), 20, 0.002)  # (loops until the alarm)
     assert raised == 20
     assert lib.cb_parked_records() == before
+
+
+def test_ctrl_c_in_a_native_loop_shows_the_functions_frame() -> None:
+    # CPython's traceback names the function whose loop Ctrl-C interrupted. The
+    # KeyboardInterrupt is raised as the native call returns, in the prefix: its entry
+    # was taken out with those of our frames, and the traceback ended at the caller
+    # (or, for a moment, named cuvil_bc's own code).
+    import traceback
+
+    src, long_args, short_args = LOOPS["while"]
+    f = compile_source(src)
+    check(f, *short_args)
+    assert native_ran(f)
+    seen = []
+    for call in (f.py_func, f):
+        sender = _send_later(signal.SIGINT, 0.2)
+        try:
+            call(*long_args)
+        except KeyboardInterrupt as e:
+            seen.append([(fr.filename, fr.name) for fr in traceback.extract_tb(e.__traceback__)])
+        sender.join()
+    assert len(seen) == 2 and seen[0] == seen[1], seen

@@ -171,7 +171,7 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
         "                return @r\n"
         "            if @r is @fall:\n"
         f"                return @callee.function({params})\n"
-        f"            @r = @callee.deopt(({''.join(n + ', ' for n in names)}), @r.record, @here)\n"
+        f"            @r = @callee.deopt(({''.join(n + ', ' for n in names)}), @r[0], @here)\n"
         "            if @r is not @here:\n"
         "                return @r\n"
         "            del @r\n"

@@ -101,7 +101,7 @@ class Sampler:
             except BaseException:
                 from ..counters import NativeCall
 
-                NativeCall.unlink()  # this frame's entry: the traceback is CPython's
+                NativeCall.unlink(prefix=False)  # this frame's entry: the traceback is CPython's
                 raise
             self._note(interpreted, perf_counter_ns() - start)
             return result
