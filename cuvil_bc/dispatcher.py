@@ -211,7 +211,7 @@ class Dispatcher:
         if status:
             if record is None:  # (cb_park_deopt found no memory for it)
                 raise MemoryError("no memory for a deoptimised call's resume state")
-            return self._deopt(args, record)
+            return self._deopt(args, record, here)
         self._counts["native_calls"] += 1
         return native.box(out, args)
 

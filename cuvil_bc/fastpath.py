@@ -145,7 +145,10 @@ def prefixed_code(
     # The prefix's names are written @NAME: each becomes OWN_NAMES + NAME, which no local
     # of the function starts with (`can_generate`).
     source = "".join("    " + line + "\n" for line in lines).replace("@", OWN_NAMES)
-    return with_prefix(code, source, {OWN_NAMES + k: v for k, v in consts.items()}, call_line="return")
+    # (every call the prefix makes has a line: a signal handler or another thread that
+    # reads the frame's line meanwhile finds one, as in CPython)
+    calling = ("return", f"__cb_r = {OWN_NAMES}")
+    return with_prefix(code, source, {OWN_NAMES + k: v for k, v in consts.items()}, call_line=calling)
 
 
 def generic_code(pyfunc: pytypes.FunctionType, generic: Any) -> pytypes.CodeType:

@@ -330,3 +330,48 @@ def sys_line() -> int:
     import sys
 
     return sys._getframe(1).f_lineno
+
+
+def test_the_functions_frame_has_a_line_while_the_dispatcher_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A signal handler or another thread may read the frames while the dispatcher
+    # compiles or finishes a deopt: the function's frame has a line there (the one
+    # after its def), not None (which inspect.stack() raises on).
+    import inspect
+
+    from cuvil_bc.compiler import COMPILER
+    from cuvil_bc.dispatcher import Dispatcher
+
+    seen = []
+
+    def looking(method):  # type: ignore[no-untyped-def]
+        def look(*args, **kwargs):  # type: ignore[no-untyped-def]
+            seen.extend((method.__name__, fi.lineno) for fi in inspect.stack() if fi.function == "f")
+            return method(*args, **kwargs)
+
+        return look
+
+    monkeypatch.setattr(COMPILER, "compile", looking(COMPILER.compile))
+    monkeypatch.setattr(Dispatcher, "_deopt", looking(Dispatcher._deopt))
+    f = compile_source("def f(n, x):\n    y = x * x\n    return y + n\n")
+    check(f, 3, 5)  # compiles
+    check(f, 3, 2**40)  # native code hands the call back
+    assert native_ran(f)
+    assert seen == [("compile", 2), ("_deopt", 2)], seen
+
+
+def test_a_deep_recursion_through_the_generic_paths_own_native_call() -> None:
+    # Signatures beyond the C entry's eight are called by the generic path (cffi): a
+    # deopt there runs the call in the function's frame too.
+    import sys
+
+    f = compile_source("def f(n, x, s):\n    y = x * x + s\n    if n == 0:\n        return y\n    return f(n - 1, x, s) + 1\n")
+    f.py_func.__globals__["f"] = f
+    values = (True, 1.5, 3)
+    for a in values:
+        for b in values:
+            check(f, 1, a, b)  # (int, int, int), the ninth, last
+    assert len(f.signatures) == 9
+    depth = sys.getrecursionlimit() - 100 - len(traceback.extract_stack())
+    before = f.stats["deopts"]
+    assert f(depth, 2**40, 1) == f.py_func(depth, 2**40, 1)
+    assert f.stats["deopts"] > before

@@ -178,16 +178,18 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
         "    except:\n        @callee.unlink()\n        raise\n"
     ).replace("@", OWN_NAMES)
     constants = {OWN_NAMES + "callee": native, OWN_NAMES + "fall": FALL, OWN_NAMES + "unfinished": Unfinished, OWN_NAMES + "type": type, OWN_NAMES + "here": HERE}
-    return with_prefix(code, source, constants, call_line=f"return {OWN_NAMES}callee")
+    # (every call the prefix makes has a line: a signal handler or another thread that
+    # reads the frame's line meanwhile finds one, as in CPython)
+    return with_prefix(code, source, constants, call_line=(f"return {OWN_NAMES}callee", f"{OWN_NAMES}r = {OWN_NAMES}callee"))
 
 
-def with_prefix(code: types.CodeType, source: str, constants: dict[str, object], call_line: str = "") -> types.CodeType:
+def with_prefix(code: types.CodeType, source: str, constants: dict[str, object], call_line: str | tuple[str, ...] = ()) -> types.CodeType:
     """`code` with the statements of `source` (Python, indented by four spaces) run
     before its body. `source` may read `code`'s parameters, assign locals of its own,
     return, and falls through into the body where it ends. Each name of `constants`
     that it reads becomes a constant of the code (not a global: `counters.py` says
     why). Its instructions carry no line number, except those of the source lines
-    that start with `call_line`, which get the line after the ``def`` (what a
+    that start with `call_line` (or one of them), which get the line after the ``def`` (what a
     profiler or a traceback through a call there shows)."""
     helpers = list(constants)
     nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
