@@ -253,9 +253,9 @@ class Dispatcher:
 
         line, number, words = read_record(record)
         if number and resume.point(number).pyfunc is not self.py_func:
-            # Left by another call whose deopt was never handled (its caller was
-            # interrupted): native code that deopts without a resume point clears it,
-            # so this is stale, and this call (which did not write) is simply re-run.
+            # Another function's point (a native callee's, passed on by a caller that
+            # records none: one that does not write, which the compiler allows only
+            # over callees that do not either): this call wrote nothing, and is re-run.
             number = 0
         self._counts["deopts"] += 1
         speculative = bool(line & SPECULATIVE_DEOPT)

@@ -89,8 +89,10 @@ def prefixed_code(
 ) -> pytypes.CodeType:
     """`pyfunc`'s code behind the prefix of the module docstring.
 
-    `generic(args, kwargs)` is the dispatcher's generic path, `deopt(args, record)`
-    what finishes a call that native code handed back (`counters.Unfinished`); `known` the `counters.Known` of the signatures
+    `generic(args, kwargs, here)` is the dispatcher's generic path, `deopt(args,
+    record, here)` what finishes a call that native code handed back
+    (`counters.Unfinished`), each answering `counters.HERE` for a call the body is to
+    run; `known` the `counters.Known` of the signatures
     known to fall back, whose calls run the body, or None while there are none (its
     test costs a native call of two arguments ~25 ns); `entry` the C entry of the
     native signatures and their global guards (csrc/entry.c). Both are updated in

@@ -304,11 +304,14 @@ def test_a_recursion_that_runs_interpreted_at_every_level_goes_as_deep_as_cpytho
     import sys
 
     f = compile_source(RECURSIVE)
-    f.py_func.__globals__["f"] = f  # (each level calls the compiled function)
     check(f, 3, 5)
     assert native_ran(f)
     depth = sys.getrecursionlimit() - 100 - len(traceback.extract_stack())
-    assert f(depth, x) == f.py_func(depth, x)
+    expected = f.py_func(depth, x)  # CPython alone (its global `f` is still the original)
+    f.py_func.__globals__["f"] = f  # (each level calls the compiled function)
+    before = f.stats["interpreted_calls"]
+    assert f(depth, x) == expected
+    assert f.stats["interpreted_calls"] - before == depth + 1  # every level fell back or deopted
 
 
 def test_a_warning_of_the_callers_line_from_a_call_the_generic_path_runs() -> None:
@@ -324,6 +327,8 @@ def test_a_warning_of_the_callers_line_from_a_call_the_generic_path_runs() -> No
             line = sys_line() + 1
             call(Point(1.0, 2.0))
         assert [(w.filename, w.lineno) for w in seen] == [(__file__, line)]
+    generic, interpreted, _ = _paths(f)
+    assert generic == 1 and interpreted == 2  # the first call took the generic path
 
 
 def sys_line() -> int:
@@ -372,6 +377,10 @@ def test_a_deep_recursion_through_the_generic_paths_own_native_call() -> None:
             check(f, 1, a, b)  # (int, int, int), the ninth, last
     assert len(f.signatures) == 9
     depth = sys.getrecursionlimit() - 100 - len(traceback.extract_stack())
+    namespace = f.py_func.__globals__
+    namespace["f"] = f.py_func
+    expected = f.py_func(depth, 2**40, 1)  # CPython alone
+    namespace["f"] = f
     before = f.stats["deopts"]
-    assert f(depth, 2**40, 1) == f.py_func(depth, 2**40, 1)
-    assert f.stats["deopts"] > before
+    assert f(depth, 2**40, 1) == expected
+    assert f.stats["deopts"] - before == depth + 1

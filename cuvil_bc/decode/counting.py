@@ -153,8 +153,8 @@ def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
     pickled into by value (`NativeCall` pickles as None), `code` itself runs, as
     written. Where the dispatcher's deopt path answers `HERE`, the call runs
     interpreted from its start, in this frame: the body follows. (The prefix's local
-    ``__cb_r`` is deleted before the body: it never sees it. Its names start with `OWN_NAMES`, which no counted function's do:
-    `hook.rewrite.cheap_reason`.)
+    ``__cb_r`` is deleted before the body: it never sees it. Its names start with
+    `OWN_NAMES`, which no counted function's do: `hook.rewrite.cheap_reason`.)
 
     An exception from the call passes through a handler that takes the prefix's own
     traceback entry out (`NativeCall.unlink`) and re-raises it with a bare ``raise``,

@@ -31,7 +31,7 @@ from ..typing.creation import creator_name
 from . import arrays, refcount, strips
 from .builtins import LOWERINGS
 from .emitter import WEAK_TWIN, Emitter, Typed
-from .ltypes import F64, I1, I8, I32, I64, ITER, llvm_param_types, llvm_type, meminfo_index
+from .ltypes import F64, I1, I8, I32, I64, ITER, declare, llvm_param_types, llvm_type, meminfo_index
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
 from .untested import UntestedFloats
@@ -94,10 +94,7 @@ def result_type(ret: Type) -> ir.LiteralStructType:
 
 
 def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> ir.Function:
-    existing = module.globals.get(symbol)
-    if existing is not None:
-        return existing  # type: ignore[return-value]
-    return ir.Function(module, function_type(argtypes, ret), name=symbol)
+    return declare(module, symbol, function_type(argtypes, ret))
 
 
 def _chains(v: O.Value) -> bool:
@@ -1445,7 +1442,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
         with failed:
             # The thread's deopt record goes to the caller at once, before the
             # interpreter runs anything that could overwrite it.
-            park = module.globals.get("cb_park_deopt") or ir.Function(module, ir.FunctionType(I64.as_pointer(), []), name="cb_park_deopt")
+            park = declare(module, "cb_park_deopt", ir.FunctionType(I64.as_pointer(), []))
             b.store(b.ptrtoint(b.call(park, []), I64), parked)
     b.ret(status)
     return name

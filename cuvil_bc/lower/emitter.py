@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Callable
 from llvmlite import ir
 
 from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
-from .ltypes import F64, I1, I8, I32, I64, llvm_type
+from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type
 from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
 
 if TYPE_CHECKING:
@@ -72,10 +72,7 @@ class Emitter:
 
 
     def declare(self, name: str, ret: ir.Type, args: list[ir.Type]) -> ir.Function:
-        existing = self.module.globals.get(name)
-        if existing is not None:
-            return existing  # type: ignore[return-value]
-        return ir.Function(self.module, ir.FunctionType(ret, args), name=name)
+        return declare(self.module, name, ir.FunctionType(ret, args))
 
     def libm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         """Call the C library's `name`, the function CPython itself calls. `nobuiltin`

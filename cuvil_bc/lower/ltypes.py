@@ -33,6 +33,15 @@ ITER = ir.LiteralStructType([I64, I64, I64, I64])  # cur, step, remaining, item
 RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
 
 
+def declare(module: ir.Module, name: str, ftype: ir.FunctionType) -> ir.Function:
+    """The function `name` of `module`, declared with type `ftype` if it is not there
+    yet (a runtime function, or a compiled function another module defines)."""
+    existing = module.globals.get(name)
+    if existing is not None:
+        return existing  # type: ignore[return-value]
+    return ir.Function(module, ftype, name=name)
+
+
 def array_struct(ndim: int) -> ir.LiteralStructType:
     """An array: its data address, `ndim` extents, `ndim` strides in bytes, meminfo."""
     return ir.LiteralStructType([I64] * (2 + 2 * ndim))

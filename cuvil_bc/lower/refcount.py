@@ -36,7 +36,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.types import ArrayMethod, ArrayType, TupleType, Type, UnionType
-from .ltypes import I8, I64, meminfo_index
+from .ltypes import I8, I64, declare, meminfo_index
 
 
 def holds_array(t: Type | None) -> bool:
@@ -178,10 +178,7 @@ def meminfo(b: ir.IRBuilder, val: ir.Value, t: Type) -> ir.Value:
 
 
 def _runtime(module: ir.Module, name: str) -> ir.Function:
-    fn = module.globals.get(name)
-    if fn is None:
-        fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [I64]), name=name)
-    return fn  # type: ignore[return-value]
+    return declare(module, name, ir.FunctionType(ir.VoidType(), [I64]))
 
 
 def _meminfos(b: ir.IRBuilder, val: ir.Value, t: Type) -> list[ir.Value]:
