@@ -5,6 +5,8 @@ one run, ns per call from an interpreted loop (best of 25 interleaved rounds):
 
   plain                 ``return xs[0] + xs[-1]``
   not in Known          the prefix's test: ``if xs not in K:`` (csrc/counter.c)
+  sampled               the prefix while nothing is native: ``if not S and xs not in K:``
+                        (a `Sampler` whose gap has grown: the ``in`` test is skipped)
   type(xs) is not T     a type test in bytecode
   xs is C               an identity test, the cheapest test there is
 
@@ -19,7 +21,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from cuvil_bc.counters import Known
+from cuvil_bc.counters import Known, Sampler
 
 SOURCE = """
 def plain(xs):
@@ -27,6 +29,11 @@ def plain(xs):
 
 def known(xs):
     if xs not in K:
+        return 0
+    return xs[0] + xs[-1]
+
+def sampled(xs):
+    if not S and xs not in K:
         return 0
     return xs[0] + xs[-1]
 
@@ -50,9 +57,9 @@ def _loop(fn, arg, n: int) -> float:  # type: ignore[no-untyped-def]
 
 
 def main() -> None:
-    ns: dict[str, object] = {"K": Known(1, ((list,),)), "T": list, "C": object()}
+    ns: dict[str, object] = {"K": Known(1, ((list,),)), "S": Sampler(1 << 40), "T": list, "C": object()}
     exec(SOURCE, ns)
-    labels = {"plain": "plain", "known": "not in Known", "type_test": "type(xs) is not T", "identity": "xs is C"}
+    labels = {"plain": "plain", "known": "not in Known", "sampled": "sampled", "type_test": "type(xs) is not T", "identity": "xs is C"}
     best = {name: float("inf") for name in labels}
     for _ in range(25):
         for name in labels:

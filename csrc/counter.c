@@ -237,6 +237,97 @@ static PyType_Spec known_spec = {
 
 static PyObject *cb_make_known_type(void) { return PyType_FromSpec(&known_spec); }
 
+/* The decorator's sampling of calls while nothing of a function is native
+ * (cuvil_bc/fastpath.py).
+ *
+ * Sampler(cap): its truth is False on the calls it samples and True on the others, so
+ * a prefix of `if not sampler and args not in known:` runs the body untested on most
+ * calls, at the cost of one constant load and a C slot. The first call after a
+ * reset() is sampled, then the gap between samples doubles up to `cap` calls: a
+ * function whose calls keep falling back pays for its tests less and less, and one
+ * called with a new signature is seen within `cap` calls. `skipped` counts the calls
+ * let through untested.
+ */
+typedef struct {
+    PyObject_HEAD
+    long long skipped;
+    long long left;
+    long long gap;
+    long long cap;
+} cb_sampler;
+
+static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    long long cap;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Sampler() takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "L:Sampler", &cap))
+        return NULL;
+    if (cap < 1) {
+        PyErr_SetString(PyExc_ValueError, "cap must be at least 1");
+        return NULL;
+    }
+    cb_sampler *self = (cb_sampler *)type->tp_alloc(type, 0);
+    if (self == NULL)
+        return NULL;
+    self->skipped = 0;
+    self->left = 1;
+    self->gap = 1;
+    self->cap = cap;
+    return (PyObject *)self;
+}
+
+static int sampler_bool(PyObject *op) {
+    cb_sampler *self = (cb_sampler *)op;
+    if (--self->left > 0) {
+        self->skipped++;
+        return 1;
+    }
+    if (self->gap < self->cap)
+        self->gap = self->gap * 2 < self->cap ? self->gap * 2 : self->cap;
+    self->left = self->gap;
+    return 0;
+}
+
+/* sampler.reset(): sample the next call, and double the gaps from 1 again. */
+static PyObject *sampler_reset(PyObject *op, PyObject *unused) {
+    cb_sampler *self = (cb_sampler *)op;
+    self->left = 1;
+    self->gap = 1;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef sampler_methods[] = {
+    {"reset", sampler_reset, METH_NOARGS, "Sample the next call; gaps double from 1 again."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyMemberDef sampler_members[] = {
+    {"skipped", T_LONGLONG, offsetof(cb_sampler, skipped), READONLY, "Calls let through untested."},
+    {"gap", T_LONGLONG, offsetof(cb_sampler, gap), READONLY, "Calls from one sample to the next."},
+    {"cap", T_LONGLONG, offsetof(cb_sampler, cap), READONLY, "The largest gap."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyType_Slot sampler_slots[] = {
+    {Py_tp_new, sampler_new},
+    {Py_nb_bool, sampler_bool},
+    {Py_tp_members, sampler_members},
+    {Py_tp_methods, sampler_methods},
+    {Py_tp_doc, "Sampler(cap): False on sampled calls, gaps doubling up to cap (csrc/counter.c)."},
+    {0, NULL},
+};
+
+static PyType_Spec sampler_spec = {
+    .name = "cuvil_bc._runtime.Sampler",
+    .basicsize = sizeof(cb_sampler),
+    .flags = Py_TPFLAGS_DEFAULT,
+    .slots = sampler_slots,
+};
+
+static PyObject *cb_make_sampler_type(void) { return PyType_FromSpec(&sampler_spec); }
+
 /* function_changed(func): after the hook or a dispatcher gave `func` other code or
  * defaults. CPython 3.13 then sets the function's version to 0, for good: no call of
  * it is specialised again, and each takes the generic path (raytracer.py's methods:
@@ -275,7 +366,7 @@ static PyObject *function_changed(PyObject *module, PyObject *func) {
 
 static PyMethodDef function_changed_def = {"function_changed", function_changed, METH_O, NULL};
 
-/* Put the runtime's Python types (Entry, entry.c; Counter, Known) and function_changed
+/* Put the runtime's Python types (Entry, entry.c; Counter, Known, Sampler) and function_changed
  * into the module `cuvil_bc._runtime`, once. Returns 0, or -1 when that failed. cffi functions run
  * without the GIL: it is taken here. */
 int cb_publish_types(void) {
@@ -283,7 +374,7 @@ int cb_publish_types(void) {
     static const struct {
         const char *name;
         PyObject *(*make)(void);
-    } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}, {"Known", cb_make_known_type}};
+    } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}, {"Known", cb_make_known_type}, {"Sampler", cb_make_sampler_type}};
     int status = 0;
     PyGILState_STATE gil = PyGILState_Ensure();
     if (!done) {

@@ -118,11 +118,13 @@ class Dispatcher:
         self._installed: pytypes.CodeType | None = None  # the code we last gave self.function
         #: The function's code and defaults for the current specialisations, while no
         #: tool observes (what `observed_changed` puts back when the tool stops).
-        self._prefixed: tuple[Any, ...] | None = None  # (code, its defaults, the defaults it binds, any known keys)
+        self._prefixed: tuple[Any, ...] | None = None  # (code, its defaults, the defaults it binds, how it tests)
         # The prefix's C entry, and its `Known`: calls of signatures known to fall back
-        # run the function's body there, and are counted by it (fastpath.py).
+        # run the function's body there, and are counted by it; while none is native,
+        # only the calls its `Sampler` picks are tested (fastpath.py).
         self._entry: Any = None
         self._known: Any = None
+        self._sampler: Any = None
         self.function = self._make_function()
         observe.listen(self)
         self._regenerate()
@@ -140,7 +142,8 @@ class Dispatcher:
         compile_seconds."""
         out = dict(self._counts)
         out["native_calls"] += sum(n.fast_calls() for n in list(self._native.values()))
-        out["interpreted_calls"] += self._known.ticks if self._known is not None else 0
+        if self._known is not None:
+            out["interpreted_calls"] += self._known.ticks + self._sampler.skipped
         return out
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -336,24 +339,33 @@ class Dispatcher:
                 self._prefixed = (generic_code(py, _Forward(self, "_call_generic")), None)
         else:
             if self._entry is None:
-                from .counters import Entry, Known
+                from .counters import Entry, Known, Sampler
+                from .fastpath import SAMPLE_CAP
                 from .typing.specialize import MISSING as ABSENT
 
                 from .counters import FALL, Unfinished
 
                 self._entry = Entry(self._nparams, FALL, Unfinished, ABSENT)
                 self._known = Known(self._nparams, ())
+                self._sampler = Sampler(SAMPLE_CAP)
             fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
             self._entry.set(fast, [(g.namespace, g.name, g.expected, g.is_attr) for g in self._guards] if fast else [])
             keys = self._known_keys()
-            self._known.set(keys)
-            if self._prefixed is None or self._prefixed[2] is not self._defaults or self._prefixed[3] != bool(keys):
+            # (how the prefix tests: not at all, every call, or the sampled calls while
+            # no signature is native)
+            tests = (bool(keys), bool(keys) and not self._native)
+            if keys != self._known.keys:
+                self._known.set(keys)
+                self._sampler.reset()  # (the calls' signatures change: look again soon)
+            if self._prefixed is None or self._prefixed[2] is not self._defaults or self._prefixed[3] != tests:
                 code = prefixed_code(
                     py, generic=_Forward(self, "_call_generic"), deopt=_Forward(self, "_deopt"),
                     defaults=self._defaults, entry=self._entry, known=self._known if keys else None,
+                    sampler=self._sampler if tests[1] else None,
                 )  # fmt: skip
                 missing = tuple(MISSING for _ in self._defaults) if self._defaults else None
-                self._prefixed = (code, missing, self._defaults, bool(keys))
+                self._prefixed = (code, missing, self._defaults, tests)
+                self._sampler.reset()
         if observe.observed():
             self._install(py.__code__, py.__defaults__)
         else:

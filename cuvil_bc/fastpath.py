@@ -30,7 +30,11 @@ call ``f(p, 1.0)`` with a ``Point`` that did not compile, the prefix reads like:
 The capitals are constants of the code, not globals (`counters.py` says why a
 constant), so the function keeps its module's globals: its body runs there when a call
 is known to fall back, at the cost of one ``in`` test that C answers from the
-arguments' types (and counts).
+arguments' types (and counts). While no signature is native, even that test is made
+only on calls a `counters.Sampler` picks (``if not SAMPLER and (a, b) not in KNOWN:``),
+the first after a signature failed and then ever fewer: a call of a new signature
+between two samples runs the body, as it would have without us, and the next sample
+sees it.
 Python binds the arguments itself, so a missing, repeated or unknown argument raises
 CPython's own TypeError. Parameters with defaults take a sentinel, and are filled from
 defaults checked to be still the original function's: assigning its ``__defaults__``
@@ -51,6 +55,9 @@ from .counters import FALL, HERE, OWN_NAMES, Unfinished
 MISSING = object()
 #: Signatures known to fall back that the prefix tests (others take the generic path).
 MAX_INTERPRETED_KEYS = 8
+#: The largest gap, in calls, between two sampled calls (`counters.Sampler`): how long a
+#: call of a new signature may run interpreted before the prefix sees it.
+SAMPLE_CAP = 1024
 #: CO_VARARGS, CO_VARKEYWORDS, CO_GENERATOR, CO_COROUTINE, CO_ITERABLE_COROUTINE,
 #: CO_ASYNC_GENERATOR.
 _VARIADIC_OR_SUSPENDING = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200
@@ -85,7 +92,7 @@ def interpreted_key(key: Sequence[object]) -> bool:
 
 
 def prefixed_code(
-    pyfunc: pytypes.FunctionType, *, generic: Any, deopt: Any, defaults: tuple[Any, ...] | None, entry: Any, known: Any
+    pyfunc: pytypes.FunctionType, *, generic: Any, deopt: Any, defaults: tuple[Any, ...] | None, entry: Any, known: Any, sampler: Any = None
 ) -> pytypes.CodeType:
     """`pyfunc`'s code behind the prefix of the module docstring.
 
@@ -97,7 +104,9 @@ def prefixed_code(
     test costs a native call of two arguments ~25 ns); `entry` the C entry of the
     native signatures and their global guards (csrc/entry.c). Both are updated in
     place as signatures come and go: the prefix changes only with the defaults, and
-    when the first signature is known to fall back.
+    when the first signature is known to fall back. Given a `counters.Sampler` (while
+    no signature is native, and some are known to fall back), only the calls it
+    samples are tested at all: the others run the body straight away.
     """
     from .decode.counting import with_prefix
     from .frames import unlink_own
@@ -142,7 +151,11 @@ def prefixed_code(
         # `try`, so that both ways into the body join before it: CPython would copy a
         # statement reached two ways, and the body replaces only the first copy)
         consts["KNOWN"] = known
-        calls = [f"if {params[0] if len(params) == 1 else args} not in @KNOWN:"] + ["    " + c for c in calls]
+        test = f"{params[0] if len(params) == 1 else args} not in @KNOWN"
+        if sampler is not None:
+            consts["SAMPLER"] = sampler
+            test = "not @SAMPLER and " + test
+        calls = [f"if {test}:"] + ["    " + c for c in calls]
     lines += ["try:"] + ["    " + c for c in calls] + ["except:", "    @UNLINK()", "    raise"]
     # The prefix's names are written @NAME: each becomes OWN_NAMES + NAME, which no local
     # of the function starts with (`can_generate`).

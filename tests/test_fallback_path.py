@@ -86,6 +86,59 @@ def test_new_signatures_still_compile_after_fallbacks() -> None:
     assert f.dispatcher.generic_calls == generic
 
 
+def test_while_nothing_is_native_only_sampled_calls_are_tested() -> None:
+    # Nothing of `pick` is native: a call of a known signature costs a plain call and
+    # the sampler's truth, and only the sampled calls ask `Known` (fastpath.py). A new
+    # signature between two samples runs the body, and a sample soon compiles it.
+    from cuvil_bc.fastpath import SAMPLE_CAP
+
+    f = compile_source(SOURCE, "pick")
+    check(f, [1, 2], 3, native=False)
+    calls = 5000
+    before = f.stats["interpreted_calls"]
+    for k in range(calls):
+        assert f([k, 1], 2) == k + 2
+    assert f.stats["interpreted_calls"] == before + calls
+    tested = f.dispatcher._known.ticks
+    assert 0 < tested <= 2 * calls.bit_length(), tested  # gaps doubling: ~log2(calls) tests
+    assert f.dispatcher.generic_calls == 1
+    # The gap is now long: the first calls of a signature that compiles run the body.
+    for k in range(SAMPLE_CAP + 1):
+        args = ((1.5, float(k)), 3.0)
+        assert f(*args) == f.py_func(*args)
+        if native_ran(f):
+            break
+    assert 0 < k <= SAMPLE_CAP, k
+    check(f, (2.5, 1.0), 0.5)
+    check(f, [4], 1, native=False)  # now each call is tested: one native signature
+    generic = f.dispatcher.generic_calls
+    tested = f.dispatcher._known.ticks
+    for _ in range(3):
+        check(f, [4], 1, native=False)
+    assert f.dispatcher._known.ticks == tested + 3 and f.dispatcher.generic_calls == generic
+
+
+def test_a_new_signature_right_after_a_fallback_compiles_at_once() -> None:
+    f = compile_source(SOURCE, "pick")
+    check(f, [1, 2], 3, native=False)
+    check(f, (1.5, 2.0), 3.0)  # (a signature newly known to fail samples the next call)
+    assert f.stats["native_calls"] == 1
+
+
+def test_the_sampler_doubles_its_gaps_up_to_its_cap() -> None:
+    from cuvil_bc.counters import Sampler
+
+    s = Sampler(8)
+    truths = [bool(s) for _ in range(1 + 2 + 4 + 8 + 8)]
+    sampled = [k for k, t in enumerate(truths) if not t]
+    assert sampled == [0, 2, 6, 14, 22]
+    assert s.skipped == len(truths) - len(sampled) and s.gap == 8
+    s.reset()
+    assert not s and s and not s
+    with pytest.raises(ValueError):
+        Sampler(0)
+
+
 def test_the_order_of_argument_types_matters() -> None:
     f = compile_source(SOURCE, "pick")
     check(f, [1, 2], 3, native=False)  # (list, int) known
