@@ -56,6 +56,28 @@ def test_counters_come_out_byte_for_byte_on_the_standard_library() -> None:
         _same(without_counters(counted), code)
 
 
+def test_a_prefixs_stack_depths_are_those_a_full_analysis_gives_on_the_standard_library() -> None:
+    # with_prefix assembles with the stack depths it read (the prefix's and the body's
+    # try blocks keep theirs) and a stack size of the larger of the two: the bytecode
+    # library working them out again from the control-flow graph must agree (a wrong
+    # handler depth crashed CPython). Functions with try blocks, behind a trampoline's
+    # prefix, which has one of its own.
+    import bytecode
+
+    from cuvil_bc.counters import NativeCall
+    from cuvil_bc.decode.counting import trampoline
+
+    # (not generators and coroutines, which neither the hook nor the decorator gives a
+    # prefix: their whole body is in an implicit try block)
+    codes = [c for c in _stdlib_codes() if c.co_exceptiontable and not c.co_flags & 0x3A0]
+    assert len(codes) > 100
+    for code in codes:
+        made = trampoline(code, NativeCall(None))
+        again = bytecode.Bytecode.from_code(made).to_code()  # depths worked out afresh
+        assert made.co_exceptiontable == again.co_exceptiontable, code
+        assert made.co_stacksize >= again.co_stacksize, code
+
+
 def test_jump_targets_are_those_dis_gives_on_the_standard_library() -> None:
     # rawcode computes them from opcode's tables alone (importing dis would cost each
     # hooked program ~1 ms); a wrong rule would move jumps to wrong places.

@@ -129,14 +129,17 @@ def without_counters(code: types.CodeType) -> types.CodeType:
     return rawcode.relayout(code, [], drop, co_consts=consts[:kept], co_stacksize=code.co_stacksize - _COUNTER_DEPTH)
 
 
-def _to_code(abstract: "bytecode.Bytecode", original: types.CodeType) -> types.CodeType:
+def _to_code(abstract: "bytecode.Bytecode", original: types.CodeType, stacksize: int) -> types.CodeType:
     """`abstract` assembled, keeping `original`'s local variables in their order.
     (`bytecode` numbers the locals that are not parameters by first use: on 3.13 the
-    code's ``co_varnames``, and so ``locals()``, came out in another order.)"""
+    code's ``co_varnames``, and so ``locals()``, came out in another order.)
+    `stacksize` bounds what the code puts on its stack, and each ``try`` block keeps
+    the stack depth it was read with: working them out again from a control-flow graph
+    took half of a prefix's ~4 ms, paid on the hook's thread for every hot function."""
     params = abstract.argnames
     abstract.argnames = list(original.co_varnames)  # seeds the numbering only
     try:
-        code = abstract.to_code()
+        code = abstract.to_code(stacksize=stacksize, compute_exception_stack_depths=False)
     finally:
         abstract.argnames = params
     assert code.co_varnames[: len(original.co_varnames)] == original.co_varnames, code.co_varnames
@@ -200,7 +203,7 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
 
     lines = template_source.splitlines()
     called = {n + 1 for n, text in enumerate(lines) if call_line and text.strip().startswith(call_line)}
-    template = list(bytecode.Bytecode.from_code(ns["_t"].__code__))
+    template = list(bytecode.Bytecode.from_code(ns["_t"].__code__, conserve_exception_block_stackdepth=True))
     instrs = [(k, i) for k, i in enumerate(template) if isinstance(i, bytecode.Instr)]
     start = next(k for k, i in instrs if i.name == "RESUME") + 1
     # Where the prefix falls through (when every path of it returns, CPython dropped
@@ -231,7 +234,9 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
     resume = next(k for k, i in enumerate(items) if isinstance(i, bytecode.Instr) and i.name == "RESUME") + 1
     at = prefix.index(_BODY)
     abstract[:] = items[:resume] + prefix[:at] + items[resume:] + prefix[at + 1 :]
-    made = _to_code(abstract, code)
+    # (the prefix starts and ends with an empty stack, before the body: each needs at
+    # most what it needed alone, and each ``try`` block the depth it had)
+    made = _to_code(abstract, code, max(code.co_stacksize, ns["_t"].__code__.co_stacksize))
     # The constants go in last: the bytecode library compares constants with == to
     # share them, which for a module's globals (a guard's namespace) compares dicts.
     values = list(constants.values())
@@ -245,7 +250,7 @@ def _decoded(code: types.CodeType) -> "bytecode.Bytecode":
     body costs milliseconds). Callers copy it; nothing changes it."""
     import bytecode
 
-    return bytecode.Bytecode.from_code(code)
+    return bytecode.Bytecode.from_code(code, conserve_exception_block_stackdepth=True)
 
 
 def _abstract(code: types.CodeType) -> tuple["bytecode.Bytecode", list[object]]:
