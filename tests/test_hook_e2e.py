@@ -641,3 +641,24 @@ def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path, limit: int, d
     same(plain, hooked)
     row = report(out)["f"]
     assert row["status"] == "native" and row["deopt_lines"], row
+
+
+def test_each_kind_of_function_is_found_and_goes_native(tmp_path: Path) -> None:
+    # The hook finds the function objects of a hot code object: a module-level one as
+    # the module's global (no scan of the heap), a static method and a function made by
+    # another function's call by scanning what refers to the code (hot._functions_running).
+    program = tmp_path / "kinds.py"
+    program.write_text(
+        "def top(n):\n    t = 0\n    for i in range(n):\n        t += i * i\n    return t\n\n\n"
+        "class Maths:\n    @staticmethod\n    def cubes(n):\n        t = 0\n        for i in range(n):\n            t += i * i * i\n        return t\n\n\n"
+        "def maker():\n    def inner(n):\n        t = 0\n        for i in range(n):\n            t += 2 * i\n        return t\n    return inner\n\n\n"
+        "inner = maker()\n"
+        "print(sum(top(k) + Maths.cubes(k) + inner(k) for k in range(400)))\n"
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)
+    rows = report(out)
+    for name in ("top", "Maths.cubes", "maker.<locals>.inner"):
+        assert rows[name]["status"] == "native" and int(rows[name]["calls_native"]) > 0, rows[name]  # type: ignore[call-overload]
