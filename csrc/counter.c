@@ -243,18 +243,25 @@ static PyObject *cb_make_known_type(void) { return PyType_FromSpec(&known_spec);
  * Sampler(cap): its truth is False on the calls it samples and True on the others, so
  * a prefix of `if not sampler and args not in known:` runs the body untested on most
  * calls, at the cost of one constant load and a C slot. The first call after a
- * reset() is sampled, then the gap between samples doubles up to `cap` calls: a
- * function whose calls keep falling back pays for its tests less and less, and one
- * called with a new signature is seen within `cap` calls. `skipped` counts the calls
+ * reset() is sampled; then the mean gap between samples doubles up to `cap` calls.
+ * Each gap is drawn at random (uniform in 1 .. 2 * mean - 1): with gaps of fixed
+ * lengths every sample fell on the same phase of a caller's pattern (calls two by two
+ * were sampled only at even positions), and a signature that comes only at the other
+ * phase was never seen. So every call is sampled with a chance of about 1 / mean, a
+ * new signature is seen after ~`cap` of its calls at most, on average, and the test
+ * that the samples make costs its calls 1 / cap of itself. `skipped` counts the calls
  * let through untested.
  */
 typedef struct {
     PyObject_HEAD
     long long skipped;
     long long left;
-    long long gap;
+    long long gap; /* the mean gap */
     long long cap;
+    uint32_t random; /* xorshift32 state, never 0 */
 } cb_sampler;
+
+static uint32_t sampler_seed = 0x9E3779B9u;
 
 static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     long long cap;
@@ -264,8 +271,8 @@ static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     }
     if (!PyArg_ParseTuple(args, "L:Sampler", &cap))
         return NULL;
-    if (cap < 1) {
-        PyErr_SetString(PyExc_ValueError, "cap must be at least 1");
+    if (cap < 1 || cap > (1LL << 30)) {
+        PyErr_SetString(PyExc_ValueError, "cap must be from 1 to 2**30");
         return NULL;
     }
     cb_sampler *self = (cb_sampler *)type->tp_alloc(type, 0);
@@ -275,6 +282,8 @@ static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     self->left = 1;
     self->gap = 1;
     self->cap = cap;
+    sampler_seed = sampler_seed * 1664525u + 1013904223u; /* each sampler its own sequence */
+    self->random = sampler_seed | 1u;
     return (PyObject *)self;
 }
 
@@ -286,11 +295,16 @@ static int sampler_bool(PyObject *op) {
     }
     if (self->gap < self->cap)
         self->gap = self->gap * 2 < self->cap ? self->gap * 2 : self->cap;
-    self->left = self->gap;
+    uint32_t x = self->random;
+    x ^= x << 13;
+    x ^= x >> 17;
+    x ^= x << 5;
+    self->random = x;
+    self->left = 1 + (long long)(x % (uint32_t)(2 * self->gap - 1));
     return 0;
 }
 
-/* sampler.reset(): sample the next call, and double the gaps from 1 again. */
+/* sampler.reset(): sample the next call, and double the mean gap from 1 again. */
 static PyObject *sampler_reset(PyObject *op, PyObject *unused) {
     cb_sampler *self = (cb_sampler *)op;
     self->left = 1;
@@ -299,13 +313,13 @@ static PyObject *sampler_reset(PyObject *op, PyObject *unused) {
 }
 
 static PyMethodDef sampler_methods[] = {
-    {"reset", sampler_reset, METH_NOARGS, "Sample the next call; gaps double from 1 again."},
+    {"reset", sampler_reset, METH_NOARGS, "Sample the next call; the mean gap doubles from 1 again."},
     {NULL, NULL, 0, NULL},
 };
 
 static PyMemberDef sampler_members[] = {
     {"skipped", T_LONGLONG, offsetof(cb_sampler, skipped), READONLY, "Calls let through untested."},
-    {"gap", T_LONGLONG, offsetof(cb_sampler, gap), READONLY, "Calls from one sample to the next."},
+    {"gap", T_LONGLONG, offsetof(cb_sampler, gap), READONLY, "The mean number of calls from one sample to the next."},
     {"cap", T_LONGLONG, offsetof(cb_sampler, cap), READONLY, "The largest gap."},
     {NULL, 0, 0, 0, NULL},
 };
@@ -315,7 +329,7 @@ static PyType_Slot sampler_slots[] = {
     {Py_nb_bool, sampler_bool},
     {Py_tp_members, sampler_members},
     {Py_tp_methods, sampler_methods},
-    {Py_tp_doc, "Sampler(cap): False on sampled calls, gaps doubling up to cap (csrc/counter.c)."},
+    {Py_tp_doc, "Sampler(cap): False on sampled calls, random gaps whose mean doubles up to cap (csrc/counter.c)."},
     {0, NULL},
 };
 

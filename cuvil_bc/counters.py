@@ -47,8 +47,8 @@ Counter = published_types().Counter
 Known = published_types().Known
 #: ``Sampler(cap)``: false on the calls it samples, true on the others (csrc/counter.c):
 #: while nothing of a compiled function is native, its prefix tests only the sampled
-#: calls, the first after ``sampler.reset()`` and then with gaps doubling up to `cap`
-#: calls (fastpath.py). `skipped` counts the others.
+#: calls, the first after ``sampler.reset()`` and then with random gaps whose mean
+#: doubles up to `cap` calls (fastpath.py). `skipped` counts the others.
 Sampler = published_types().Sampler
 #: ``Entry(nparams, fall, deopt, absent)``: the C call path into a compiled function's
 #: native signatures (csrc/entry.c): ``entry(*args)`` is the result, or `fall` (a guard

@@ -100,15 +100,14 @@ def test_while_nothing_is_native_only_sampled_calls_are_tested() -> None:
         assert f([k, 1], 2) == k + 2
     assert f.stats["interpreted_calls"] == before + calls
     tested = f.dispatcher._known.ticks
-    assert 0 < tested <= 2 * calls.bit_length(), tested  # gaps doubling: ~log2(calls) tests
+    assert calls // (4 * SAMPLE_CAP) < tested < calls // (SAMPLE_CAP // 4), tested  # ~1 in SAMPLE_CAP
     assert f.dispatcher.generic_calls == 1
-    # The gap is now long: the first calls of a signature that compiles run the body.
-    for k in range(SAMPLE_CAP + 1):
+    for k in range(50 * SAMPLE_CAP):
         args = ((1.5, float(k)), 3.0)
         assert f(*args) == f.py_func(*args)
         if native_ran(f):
             break
-    assert 0 < k <= SAMPLE_CAP, k
+    assert native_ran(f), k
     check(f, (2.5, 1.0), 0.5)
     check(f, [4], 1, native=False)  # now each call is tested: one native signature
     generic = f.dispatcher.generic_calls
@@ -125,16 +124,53 @@ def test_a_new_signature_right_after_a_fallback_compiles_at_once() -> None:
     assert f.stats["native_calls"] == 1
 
 
-def test_the_sampler_doubles_its_gaps_up_to_its_cap() -> None:
+@pytest.mark.parametrize("period", [2, 3, 4, 8])
+def test_a_signature_at_a_fixed_phase_of_the_callers_pattern_compiles(period: int) -> None:
+    # Gaps of fixed lengths (1, 2, 4, ...) sampled only even positions: a caller that
+    # made its compilable call second of each pair never had it compiled, for good.
+    f = compile_source(SOURCE, "pick")
+    check(f, [1.0], 2.0, native=False)
+    check(f, [1.0], 2.0, native=False)
+    for rounds in range(2000):
+        assert f((1.5,), 2.0) == 3.5  # (at positions 1, 1 + period, ... after the reset)
+        for k in range(period - 1):
+            assert f([float(k)], 2.0) == k + 2.0
+        if native_ran(f):
+            break
+    assert native_ran(f), f.explain()
+
+
+def test_a_signature_whose_global_became_compilable_again_compiles() -> None:
+    # (tuple) went native, failed for a global of another type, and compiles again once
+    # the global is back, though the calls of (list) keep the prefix sampling.
+    f = compile_source("def g(a):\n    return a[0] * G[0]\n", "g", G=(2.0,))
+    check(f, (1.5,))
+    check(f, [1.0], native=False)
+    f.py_func.__globals__["G"] = [3.0]
+    check(f, (1.5,), native=False)
+    check(f, [1.0], native=False)
+    f.py_func.__globals__["G"] = (4.0,)
+    for rounds in range(2000):
+        assert f([1.0]) == 4.0
+        assert f((1.5,)) == 6.0
+        if f.signatures:
+            break
+    assert f.signatures and native_ran(f), f.explain()
+
+
+def test_the_sampler_draws_gaps_whose_mean_doubles_up_to_its_cap() -> None:
     from cuvil_bc.counters import Sampler
 
-    s = Sampler(8)
-    truths = [bool(s) for _ in range(1 + 2 + 4 + 8 + 8)]
-    sampled = [k for k, t in enumerate(truths) if not t]
-    assert sampled == [0, 2, 6, 14, 22]
-    assert s.skipped == len(truths) - len(sampled) and s.gap == 8
+    s = Sampler(16)
+    sampled = [k for k in range(20000) if not s]
+    gaps = [b - a for a, b in zip(sampled, sampled[1:])]
+    assert sampled[0] == 0 and sampled[1] <= 3  # the first call, then a gap of mean 2
+    assert all(1 <= g <= 2 * 16 - 1 for g in gaps)
+    late = gaps[10:]
+    assert 13 < sum(late) / len(late) < 19 and len(set(late)) > 10, late  # mean ~16, varied
+    assert s.skipped == 20000 - len(sampled) and s.gap == 16
     s.reset()
-    assert not s and s and not s
+    assert not s
     with pytest.raises(ValueError):
         Sampler(0)
 
