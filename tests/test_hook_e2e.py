@@ -662,3 +662,30 @@ def test_each_kind_of_function_is_found_and_goes_native(tmp_path: Path) -> None:
     rows = report(out)
     for name in ("top", "Maths.cubes", "maker.<locals>.inner"):
         assert rows[name]["status"] == "native" and int(rows[name]["calls_native"]) > 0, rows[name]  # type: ignore[call-overload]
+
+
+def test_a_compile_in_the_background_is_finished_before_the_interpreter_exits(tmp_path: Path) -> None:
+    # LLVM runs without the GIL: a compile that went on while the interpreter tore
+    # itself down, at the program's end, now and then failed an LLVM assertion at exit.
+    # The exit now waits for the worker's job (here a stand-in that takes 0.3 s), and
+    # drops the jobs not started.
+    marker = tmp_path / "done"
+    program = tmp_path / "ends.py"
+    program.write_text(
+        "import _thread, time\n"
+        "from cuvil_bc.hook.hot import RUNTIME\n"
+        "started = _thread.allocate_lock()\n"
+        "started.acquire()\n"
+        "def slow(record, *rest):\n"
+        "    started.release()\n"
+        "    time.sleep(0.3)\n"
+        f"    open({str(marker)!r}, 'a').write(record)\n"
+        "RUNTIME.compile = slow\n"
+        "RUNTIME._submit(('first', None, None, ''))\n"
+        "RUNTIME._submit(('second', None, None, ''))\n"
+        "started.acquire()\n"
+        "print('exiting')\n"
+    )
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_SYNC": "0"})
+    assert (hooked.stdout, hooked.stderr, hooked.returncode) == ("exiting\n", "", 0)
+    assert marker.read_text() == "first"

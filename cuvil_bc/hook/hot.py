@@ -132,6 +132,8 @@ class Runtime:
         self.pending: collections.deque[Job] = collections.deque()  # for the worker
         self.worker_running = False
         self.busy = _thread.allocate_lock()  # held by the worker while it takes and does a job
+        self.closing = False  # the interpreter is exiting: no job starts any more
+        self.exit_registered = False
         self.compiler_loaded = False
         # Guards records, pending and worker_running. Reentrant: a signal handler can
         # run counted code (and import modules) while this thread holds it.
@@ -188,6 +190,20 @@ class Runtime:
         self.worker_running = False  # the worker thread was not copied
         for job in pending:
             self._submit(job)
+
+    def _at_exit(self) -> None:
+        """The interpreter is exiting: the worker starts no other job, and the one it has
+        in hand is waited for (at most the rest of one compile). LLVM runs without the
+        GIL; had it gone on while the interpreter tore down the modules and objects it
+        uses, and the process's exit LLVM's own statics, it could fail an assertion or
+        crash. Registered when the first worker starts; atexit runs it before the
+        report is written (registered at the hook's start), which so shows the finished
+        compile. The jobs not started yet are dropped: their functions were hot as the
+        program ended, and compiling them would only delay its exit."""
+        with self.lock:
+            self.closing = True
+        self.busy.acquire()
+        self.busy.release()
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""
@@ -292,9 +308,14 @@ class Runtime:
     def _submit(self, job: Job) -> None:
         with self.lock:
             self.pending.append(job)
-            if self.worker_running:
+            if self.worker_running or self.closing:
                 return
             self.worker_running = True
+            if not self.exit_registered:
+                import atexit
+
+                atexit.register(self._at_exit)
+                self.exit_registered = True
         try:
             _thread.start_new_thread(self._work, ())
         except BaseException:
@@ -309,7 +330,7 @@ class Runtime:
         while True:
             with self.busy:  # a fork waits for this job (see `_before_fork`)
                 with self.lock:
-                    if not self.pending:
+                    if not self.pending or self.closing:
                         self.worker_running = False
                         return
                     job = self.pending.popleft()
