@@ -104,6 +104,7 @@ class Dispatcher:
         self._signature_list: list[str] = []
         self._failed: dict[tuple[object, ...], str] = {}
         self._failed_guards: dict[tuple[object, ...], list[Any]] = {}
+        self._refusals: dict[tuple[object, ...], CompileError] = {}  # strict mode's errors
         self._guards: list[Any] = []
         self._lock = threading.RLock()
         _LIVE.add(self)
@@ -385,6 +386,8 @@ class Dispatcher:
         if key in self._failed:
             guards = self._failed_guards.get(key, ())
             if all(g.holds() for g in guards):  # type: ignore[attr-defined]
+                if self.strict:  # every fallback raises, not only the first
+                    raise self._refusals[key].again()
                 return None
             del self._failed[key]  # a global it depended on changed: try again
             del self._failed_guards[key]
@@ -398,16 +401,22 @@ class Dispatcher:
                 if not isinstance(k, _COMPILABLE) and k not in _SCALARS
             )
             if self.strict:
-                raise CompileError(self._failed[key], _def_location(self.py_func))
+                raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func)))
             return None
         if len(self._native) >= MAX_SIGNATURES:
             # Each native signature costs every call a type test, and its code memory
             # for the life of the process: past the cap, new signatures stay interpreted.
             self._failed[key] = f"more than {MAX_SIGNATURES} argument-type signatures; this one runs interpreted"
             if self.strict:
-                raise CompileError(self._failed[key], _def_location(self.py_func))
+                raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func)))
             return None
         return self._compile(key, argtypes)  # type: ignore[arg-type]
+
+    def _refused(self, key: tuple[object, ...], error: CompileError) -> CompileError:
+        """`error`, what strict mode raises for `key`, remembered: its later calls raise
+        it again (`CompileError.again`)."""
+        self._refusals[key] = error
+        return error
 
     def _compile(self, key: tuple[object, ...], argtypes: tuple[Type, ...]) -> _Native | None:
         with self._lock:
@@ -422,12 +431,12 @@ class Dispatcher:
                 if e.guards:
                     self._failed_guards[key] = e.guards
                 if self.strict:
-                    raise
+                    raise self._refused(key, e)
                 return None
             except Exception as e:  # an internal compiler error: never crash the program
                 self._failed[key] = f"internal compiler error: {type(e).__name__}: {e}"
                 if self.strict:
-                    raise CompileError(self._failed[key], _def_location(self.py_func)) from e
+                    raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func))) from e
                 if not self._warned:
                     self._warned = True
                     # Never raises, whatever the warnings filter (-W error): see warn.py.

@@ -21,6 +21,12 @@ class CompileError(Exception):
         self.guards: list[object] = []
         super().__init__(f"{location}: {construct}" if location else construct)
 
+    def again(self) -> "CompileError":
+        """A new error like this one, to raise afresh (without this one's traceback)."""
+        fresh = type(self)(self.construct, self.location)
+        fresh.guards = self.guards
+        return fresh
+
     def at(self, location: str | None) -> "CompileError":
         """Return this error with `location` filled in if it had none."""
         if self.location is None and location is not None:

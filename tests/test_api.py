@@ -7,6 +7,8 @@ import subprocess
 import sys
 import warnings
 
+import traceback
+
 import pytest
 
 import cuvil_bc
@@ -117,6 +119,24 @@ def test_strict_names_file_line_and_construct() -> None:
     line = uses_list.__code__.co_firstlineno + 1
     assert f"{__file__}:{line}" in str(err.value)
     assert "list" in str(err.value)
+
+
+def test_strict_raises_at_every_call_that_would_fall_back() -> None:
+    # The first call raised; later ones of the same signature quietly ran interpreted.
+    d = cuvil_bc.compile(uses_list, strict=True)
+    messages = []
+    for _ in range(3):
+        with pytest.raises(cuvil_bc.CompileError) as err:
+            d(1)
+        messages.append(str(err.value))
+        assert err.value.__traceback__ is not None and len(traceback.extract_tb(err.value.__traceback__)) < 20
+    assert len(set(messages)) == 1 and f"{__file__}:" in messages[0], messages
+    s = cuvil_bc.compile(add, strict=True)
+    for _ in range(2):
+        with pytest.raises(cuvil_bc.CompileError, match="str"):
+            s("a", "b")
+    assert s(1, 2) == 3 and native_ran(s)
+    assert d.stats["interpreted_calls"] == 0 and s.stats["interpreted_calls"] == 0
 
 
 def test_strict_names_unsupported_type() -> None:
