@@ -17,6 +17,7 @@ import types as pytypes
 import weakref
 from dataclasses import dataclass, field
 
+from . import cancel
 from .cfg import build_cfg
 from .decode import decode
 from .errors import CompileError, Unsupported
@@ -194,6 +195,7 @@ class Compiler:
         from .lower.jit import get_jit
 
         with self.lock:
+            cancel.check()  # (between phases: see cancel.py)
             spec = self.typed(pyfunc, argtypes)
             if spec.entry is not None:
                 return spec
@@ -208,6 +210,7 @@ class Compiler:
             module = jit.new_module(spec.symbol)
             for s in pending:
                 assert s.fn is not None
+                cancel.check()
                 try:
                     if s in s.callees:  # calls itself directly
                         lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc)

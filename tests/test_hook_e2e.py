@@ -644,9 +644,10 @@ def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path, limit: int, d
 
 
 def test_each_kind_of_function_is_found_and_goes_native(tmp_path: Path) -> None:
-    # The hook finds the function objects of a hot code object: a module-level one as
-    # the module's global (no scan of the heap), a static method and a function made by
-    # another function's call by scanning what refers to the code (hot._functions_running).
+    # The hook finds the function objects of a hot code object (hot._functions_running):
+    # a module-level one, a static method, a function made by another function's call,
+    # and a copy of a module-level function, the only one of its code that got hot
+    # (looking the function up as its module's global missed it: it kept counting).
     program = tmp_path / "kinds.py"
     program.write_text(
         "def top(n):\n    t = 0\n    for i in range(n):\n        t += i * i\n    return t\n\n\n"
@@ -654,13 +655,17 @@ def test_each_kind_of_function_is_found_and_goes_native(tmp_path: Path) -> None:
         "def maker():\n    def inner(n):\n        t = 0\n        for i in range(n):\n            t += 2 * i\n        return t\n    return inner\n\n\n"
         "inner = maker()\n"
         "print(sum(top(k) + Maths.cubes(k) + inner(k) for k in range(400)))\n"
+        "import types\n\n\n"
+        "def kern(n):\n    t = 0.0\n    for i in range(n):\n        t += 0.5 * i\n    return t\n\n\n"
+        "copy = types.FunctionType(kern.__code__, globals(), 'kern')\n"
+        "print(kern(3), sum(copy(k) for k in range(400)))\n"
     )
     plain = run([str(program)], cwd=tmp_path)
     out = tmp_path / "report.json"
     hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
     same(plain, hooked)
     rows = report(out)
-    for name in ("top", "Maths.cubes", "maker.<locals>.inner"):
+    for name in ("top", "Maths.cubes", "maker.<locals>.inner", "kern"):
         assert rows[name]["status"] == "native" and int(rows[name]["calls_native"]) > 0, rows[name]  # type: ignore[call-overload]
 
 
@@ -689,3 +694,45 @@ def test_a_compile_in_the_background_is_finished_before_the_interpreter_exits(tm
     hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_SYNC": "0"})
     assert (hooked.stdout, hooked.stderr, hooked.returncode) == ("exiting\n", "", 0)
     assert marker.read_text() == "first"
+
+
+def test_a_compile_in_hand_at_exit_gives_up_at_its_next_phase(tmp_path: Path) -> None:
+    # The exit waited for the whole compile in hand: seconds for a large function whose
+    # native code would never run. It now ends at the compiler's next phase (cancel.py),
+    # and the report says the function was compiling.
+    loops = "".join(f"    for i in range(n):\n        t += (i * x + {k}) % 7.0 - (i // {k + 1}) * 0.25\n" for k in range(60))
+    program = tmp_path / "big.py"
+    program.write_text(
+        "import time\n\n\ndef big(n, x):\n    t = 0.0\n" + loops + "    return t\n\n\n"
+        "print(sum(big(20, 1.5) for _ in range(3)))\n"
+        "time.sleep(0.2)\n"  # (the worker takes the job)
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    env = {"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0", "CUVIL_BC_SYNC": "0"}
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env=env)
+    same(plain, hooked)
+    row = report(out)["big"]
+    assert (row["status"], row["reason"]) == ("interpreted", "compiling when the program ended"), row
+
+
+def test_the_code_that_boxing_generates_is_executed_as_code_objects(monkeypatch: pytest.MonkeyPatch) -> None:
+    # CPython's exec of a *string* forgets that a KeyboardInterrupt is ending the
+    # program: the hook's worker, compiling while a Ctrl-C'd program exited, turned its
+    # exit status from -SIGINT into 1.
+    import builtins
+    import types
+
+    from cuvil_bc.lower import boxing
+    from cuvil_bc.typing.types import FLOAT, INT, TupleType
+
+    given_kinds = []
+
+    def spy(source, *rest):  # type: ignore[no-untyped-def]
+        given_kinds.append(type(source))
+        return builtins.exec(source, *rest)
+
+    monkeypatch.setattr(boxing, "exec", spy, raising=False)
+    boxing.make_boxer(TupleType((INT, FLOAT)))
+    boxing.make_flattener((TupleType((INT, FLOAT)), INT))
+    assert given_kinds and all(k is types.CodeType for k in given_kinds), given_kinds

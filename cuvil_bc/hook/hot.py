@@ -134,6 +134,7 @@ class Runtime:
         self.busy = _thread.allocate_lock()  # held by the worker while it takes and does a job
         self.closing = False  # the interpreter is exiting: no job starts any more
         self.exit_registered = False
+        self.worker_ident: int | None = None  # the worker thread's, while it runs
         self.compiler_loaded = False
         # Guards records, pending and worker_running. Reentrant: a signal handler can
         # run counted code (and import modules) while this thread holds it.
@@ -188,13 +189,14 @@ class Runtime:
         pending = list(self.pending)
         self.pending = collections.deque()
         self.worker_running = False  # the worker thread was not copied
+        self.worker_ident = None
         for job in pending:
             self._submit(job)
 
     def _at_exit(self) -> None:
         """The interpreter is exiting: the worker starts no other job, and the one it has
-        in hand is waited for (at most the rest of one compile). LLVM runs without the
-        GIL; had it gone on while the interpreter tore down the modules and objects it
+        in hand is waited for, which gives up at its next phase (`cancel.py`). LLVM runs
+        without the GIL; had it gone on while the interpreter tore down the modules and objects it
         uses, and the process's exit LLVM's own statics, it could fail an assertion or
         crash. Registered when the first worker starts; atexit runs it before the
         report is written (registered at the hook's start), which so shows the finished
@@ -202,8 +204,18 @@ class Runtime:
         program ended, and compiling them would only delay its exit."""
         with self.lock:
             self.closing = True
-        self.busy.acquire()
-        self.busy.release()
+            worker = self.worker_ident
+        if worker is not None and "cuvil_bc.cancel" in sys.modules:
+            sys.modules["cuvil_bc.cancel"].stop(worker)  # its job ends at its next phase
+        while True:
+            try:
+                self.busy.acquire()
+                self.busy.release()
+                return
+            except KeyboardInterrupt:
+                # (a second Ctrl-C as the program exits: the wait is one compile phase
+                # at most, and going on meanwhile is what the wait is for)
+                continue
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""
@@ -327,11 +339,13 @@ class Runtime:
         """Compile the pending jobs, then end: a thread left idle would make the
         process multi-threaded for good, and CPython warns at every fork (os.fork,
         multiprocessing) of a multi-threaded process, where plain CPython would not."""
+        self.worker_ident = _thread.get_ident()
         while True:
             with self.busy:  # a fork waits for this job (see `_before_fork`)
                 with self.lock:
                     if not self.pending or self.closing:
                         self.worker_running = False
+                        self.worker_ident = None
                         return
                     job = self.pending.popleft()
                 self._do(job)
@@ -343,8 +357,12 @@ class Runtime:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, COMPILE_SWITCH_INTERVAL))
         ours = sys.getswitchinterval()
+        from ..cancel import Cancelled
+
         try:
             self.compile(*job)
+        except Cancelled:
+            pass  # the interpreter is exiting: the report says the function was compiling
         except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
             self.fail(job[0], f"internal error while compiling: {type(e).__name__}: {e}")
         finally:
@@ -364,7 +382,7 @@ class Runtime:
         from ..decode.counting import trampoline, without_counters
 
         record.calls_before_native = record.calls_counted()
-        functions = _functions_running(code, record.info.module)
+        functions = _functions_running(code)
         if not functions:
             self.fail(record, "its function object is gone")
             return
@@ -489,19 +507,12 @@ def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any
     return ""
 
 
-def _functions_running(code: types.CodeType, module: str) -> list[types.FunctionType]:
-    """The function objects whose code is `code`. A module-level function (its
-    qualified name is its name) is the module's global of that name, found at once;
-    any other (a method, a nested function, a global rebound since) takes a scan of
-    every object the garbage collector tracks, ~3 ms in a small program and more in a
-    large one, with the GIL held throughout. (A copy of a module-level function made
-    with ``types.FunctionType(f.__code__, ...)`` then keeps its counters: it runs as
-    written, ticking.)"""
-    if code.co_qualname == code.co_name:
-        namespace = getattr(sys.modules.get(module), "__dict__", None)
-        found = namespace.get(code.co_name) if type(namespace) is dict else None
-        if isinstance(found, types.FunctionType) and found.__code__ is code:
-            return [found]
+def _functions_running(code: types.CodeType) -> list[types.FunctionType]:
+    """The function objects whose code is `code`: a scan of every object the garbage
+    collector tracks (~3 ms in a small program, with the GIL held). Not only the
+    module's global of the function's name: a copy made with
+    ``types.FunctionType(f.__code__, ...)`` may be the one that got hot, and kept
+    counting, interpreted, slower than CPython."""
     return [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
 
 

@@ -175,7 +175,7 @@ def make_boxer(t: Type) -> Callable[..., Any]:
         import numpy
 
         namespace["_np"] = numpy
-    exec(source, namespace)
+    exec(compile(source, "<cuvil_bc>", "exec"), namespace)  # (a code object: see make_flattener)
     return namespace["box"]  # type: ignore[no-any-return]
 
 
@@ -201,5 +201,9 @@ def make_flattener(argtypes: tuple[Type, ...]) -> Callable[[tuple[Any, ...]], tu
         return lambda a: a
     _bind_ffi()
     namespace: dict[str, Any] = {"_data": _data}
-    exec(f"def flatten(a):\n    return ({''.join(e + ', ' for e in exprs)})\n", namespace)
+    # (a code object, not source: CPython's exec of a string forgets that a Ctrl-C
+    # ended the program, whose exit status became 1 instead of -SIGINT when the hook's
+    # worker compiled during the exit)
+    source = f"def flatten(a):\n    return ({''.join(e + ', ' for e in exprs)})\n"
+    exec(compile(source, "<cuvil_bc>", "exec"), namespace)
     return namespace["flatten"]  # type: ignore[no-any-return]

@@ -15,6 +15,8 @@ from typing import Any, Iterator
 import llvmlite.binding as llvm
 from llvmlite import ir
 
+from .. import cancel
+
 _lock = threading.RLock()
 _jit: "JIT | None" = None
 
@@ -44,6 +46,7 @@ class JIT:
 
     def compile(self, module: ir.Module) -> str:
         """Verify, optimise and load `module`; return its optimised LLVM IR text."""
+        cancel.check()
         check_headroom()
         text = str(module)
         mod = llvm.parse_assembly(text)
@@ -53,6 +56,7 @@ class JIT:
         quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
         with _tuned_options(), quiet:
             pb.getModulePassManager().run(mod, pb)
+        cancel.check()  # (between optimisation and code generation: see cancel.py)
         _check_externals(mod, self.defined)
         optimized = str(mod)
         with _lock:
