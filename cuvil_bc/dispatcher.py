@@ -171,6 +171,8 @@ class Dispatcher:
             except TypeError:
                 return self.py_func(*args, **kwargs)  # raises CPython's own TypeError
             if not self._simple:
+                if self.strict:
+                    raise CompileError("*args, **kwargs or keyword-only parameters", _def_location(self.py_func))
                 return self._interpret(args, kwargs)  # (never a prefix's call)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
@@ -395,27 +397,37 @@ class Dispatcher:
         if not all(isinstance(t, _COMPILABLE) for t in argtypes):
             # Remembered under the key, so `explain()` says why and later calls with
             # such arguments go straight to the interpreter.
-            self._failed[key] = refusal(
-                str(k) if isinstance(k, Uncompilable) else getattr(k, "__name__", str(k))
-                for k in key
-                if not isinstance(k, _COMPILABLE) and k not in _SCALARS
+            error = self._fail(
+                key,
+                refusal(
+                    str(k) if isinstance(k, Uncompilable) else getattr(k, "__name__", str(k))
+                    for k in key
+                    if not isinstance(k, _COMPILABLE) and k not in _SCALARS
+                ),
             )
             if self.strict:
-                raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func)))
+                raise error
             return None
         if len(self._native) >= MAX_SIGNATURES:
             # Each native signature costs every call a type test, and its code memory
             # for the life of the process: past the cap, new signatures stay interpreted.
-            self._failed[key] = f"more than {MAX_SIGNATURES} argument-type signatures; this one runs interpreted"
+            error = self._fail(key, f"more than {MAX_SIGNATURES} argument-type signatures; this one runs interpreted")
             if self.strict:
-                raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func)))
+                raise error
             return None
         return self._compile(key, argtypes)  # type: ignore[arg-type]
 
-    def _refused(self, key: tuple[object, ...], error: CompileError) -> CompileError:
-        """`error`, what strict mode raises for `key`, remembered: its later calls raise
-        it again (`CompileError.again`)."""
-        self._refusals[key] = error
+    def _fail(self, key: tuple[object, ...], reason: str, error: CompileError | None = None) -> CompileError:
+        """Remember that `key` does not compile, for `reason` (and `error`'s guards):
+        its later calls go straight to the interpreter, or, in strict mode, raise the
+        returned error again (`CompileError.again`). The failure is recorded last: a
+        thread that sees it sees the rest (one raised KeyError in that window)."""
+        error = error or CompileError(reason, _def_location(self.py_func))
+        if self.strict:
+            self._refusals[key] = error
+        if error.guards:
+            self._failed_guards[key] = error.guards
+        self._failed[key] = reason
         return error
 
     def _compile(self, key: tuple[object, ...], argtypes: tuple[Type, ...]) -> _Native | None:
@@ -427,16 +439,14 @@ class Dispatcher:
                 spec = COMPILER.compile(self.py_func, argtypes)
                 native = _Native(spec)
             except CompileError as e:
-                self._failed[key] = str(e)
-                if e.guards:
-                    self._failed_guards[key] = e.guards
+                self._fail(key, str(e), e)
                 if self.strict:
-                    raise self._refused(key, e)
+                    raise
                 return None
             except Exception as e:  # an internal compiler error: never crash the program
-                self._failed[key] = f"internal compiler error: {type(e).__name__}: {e}"
+                error = self._fail(key, f"internal compiler error: {type(e).__name__}: {e}")
                 if self.strict:
-                    raise self._refused(key, CompileError(self._failed[key], _def_location(self.py_func))) from e
+                    raise error from e
                 if not self._warned:
                     self._warned = True
                     # Never raises, whatever the warnings filter (-W error): see warn.py.

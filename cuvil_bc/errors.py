@@ -22,9 +22,11 @@ class CompileError(Exception):
         super().__init__(f"{location}: {construct}" if location else construct)
 
     def again(self) -> "CompileError":
-        """A new error like this one, to raise afresh (without this one's traceback)."""
+        """A new error like this one, to raise afresh (without this one's traceback),
+        with the same cause."""
         fresh = type(self)(self.construct, self.location)
         fresh.guards = self.guards
+        fresh.__cause__ = self.__cause__
         return fresh
 
     def at(self, location: str | None) -> "CompileError":
