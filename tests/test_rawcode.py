@@ -190,3 +190,17 @@ def test_an_exception_from_the_trigger_comes_out_of_the_tick() -> None:
         not c  # noqa: B015
     not c  # noqa: B015 (triggered once: the next tick only counts)
     assert c.ticks == 2
+
+
+def test_equal_functions_of_two_files_keep_their_own_file_behind_a_prefix() -> None:
+    # Code objects compare equal whatever their file and qualified name: the prefix's
+    # cache of decoded code gave the second one the first one's file (its tracebacks
+    # named the other module).
+    from cuvil_bc.counters import NativeCall
+    from cuvil_bc.decode.counting import trampoline
+
+    source = "def f(x):\n    return x[0]\n"
+    codes = [compile(source, name, "exec").co_consts[0] for name in ("moda.py", "modb.py")]
+    assert codes[0] == codes[1]
+    made = [trampoline(code, NativeCall(None)) for code in codes]
+    assert [m.co_filename for m in made] == ["moda.py", "modb.py"]
