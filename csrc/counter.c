@@ -26,10 +26,8 @@ typedef struct {
 static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     long long left;
     PyObject *trigger;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "Counter() takes no keyword arguments");
+    if (cb_no_keywords(kwargs, "Counter") < 0)
         return NULL;
-    }
     if (!PyArg_ParseTuple(args, "LO:Counter", &left, &trigger))
         return NULL;
     cb_counter *self = (cb_counter *)type->tp_alloc(type, 0);
@@ -146,10 +144,8 @@ static int known_check(PyObject *keys, Py_ssize_t nargs) {
 static PyObject *known_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     Py_ssize_t nargs;
     PyObject *keys;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "Known() takes no keyword arguments");
+    if (cb_no_keywords(kwargs, "Known") < 0)
         return NULL;
-    }
     if (!PyArg_ParseTuple(args, "nO:Known", &nargs, &keys) || known_check(keys, nargs) < 0)
         return NULL;
     cb_known *self = (cb_known *)type->tp_alloc(type, 0);
@@ -265,10 +261,8 @@ static uint32_t sampler_seed = 0x9E3779B9u;
 
 static PyObject *sampler_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     long long cap;
-    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
-        PyErr_SetString(PyExc_TypeError, "Sampler() takes no keyword arguments");
+    if (cb_no_keywords(kwargs, "Sampler") < 0)
         return NULL;
-    }
     if (!PyArg_ParseTuple(args, "L:Sampler", &cap))
         return NULL;
     if (cap < 1 || cap > (1LL << 30)) {

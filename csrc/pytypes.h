@@ -19,4 +19,14 @@ static inline void cb_gc_dealloc(PyObject *op, inquiry clear) {
     type->tp_free(op);
     Py_DECREF(type);
 }
+
+/* For a tp_new that takes positional arguments only: 0, or -1 with a TypeError naming
+ * `name` when there are keyword arguments. */
+static inline int cb_no_keywords(PyObject *kwargs, const char *name) {
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_Format(PyExc_TypeError, "%s() takes no keyword arguments", name);
+        return -1;
+    }
+    return 0;
+}
 #endif

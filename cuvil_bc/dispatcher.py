@@ -26,7 +26,7 @@ from . import observe, resume
 from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
-from .errors import CompileError
+from .errors import VARIADIC, CompileError
 from .typing.arguments import refusal
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 from .warn import internal_warning
@@ -172,7 +172,7 @@ class Dispatcher:
                 return self.py_func(*args, **kwargs)  # raises CPython's own TypeError
             if not self._simple:
                 if self.strict:
-                    raise CompileError("*args, **kwargs or keyword-only parameters", _def_location(self.py_func))
+                    raise CompileError(VARIADIC, _def_location(self.py_func))
                 return self._interpret(args, kwargs)  # (never a prefix's call)
             bound.apply_defaults()
             args = tuple(bound.arguments.values())
@@ -354,9 +354,10 @@ class Dispatcher:
             fast = [n.fast for n in self._native.values() if n.fast is not None][:MAX_FAST_PATHS]
             self._entry.set(fast, [(g.namespace, g.name, g.expected, g.is_attr) for g in self._guards] if fast else [])
             keys = self._known_keys()
-            # (how the prefix tests: not at all, every call, or the sampled calls while
-            # no signature is native)
-            tests = (bool(keys), bool(keys) and not self._native)
+            # How the prefix tests: not at all (no keys), every call, or only the sampled
+            # calls while no signature is native.
+            sampling = bool(keys) and not self._native
+            tests = (bool(keys), sampling)
             if keys != self._known.keys:
                 self._known.set(keys)
                 self._sampler.reset()  # (the calls' signatures change: look again soon)
@@ -364,7 +365,7 @@ class Dispatcher:
                 code = prefixed_code(
                     py, generic=_Forward(self, "_call_generic"), deopt=_Forward(self, "_deopt"),
                     defaults=self._defaults, entry=self._entry, known=self._known if keys else None,
-                    sampler=self._sampler if tests[1] else None,
+                    sampler=self._sampler if sampling else None,
                 )  # fmt: skip
                 missing = tuple(MISSING for _ in self._defaults) if self._defaults else None
                 self._prefixed = (code, missing, self._defaults, tests)

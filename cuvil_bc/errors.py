@@ -8,6 +8,11 @@ subclass `Unsupported`) so that the dispatcher can turn it into a fallback with 
 from __future__ import annotations
 
 
+#: Why a function with ``*args``, ``**kwargs`` or keyword-only parameters never compiles
+#: (the hook's rewrite and strict mode say it alike).
+VARIADIC = "*args, **kwargs or keyword-only parameters"
+
+
 class CompileError(Exception):
     """A function (or one signature of it) cannot be compiled natively.
 

@@ -644,7 +644,7 @@ def test_a_deep_recursion_whose_native_calls_deopt(tmp_path: Path, limit: int, d
 
 
 def test_each_kind_of_function_is_found_and_goes_native(tmp_path: Path) -> None:
-    # The hook finds the function objects of a hot code object (hot._functions_running):
+    # The hook finds the function objects of a hot code object (hot.Runtime.compile):
     # a module-level one, a static method, a function made by another function's call,
     # and a copy of a module-level function, the only one of its code that got hot
     # (looking the function up as its module's global missed it: it kept counting).

@@ -11,7 +11,7 @@ Hot. The trigger runs once per function (a loop counter's trigger in the functio
 first call only re-arms the call counter for the next call: native code starts at a
 call, so compiling a function that is called once would be all cost): it notes the
 argument values of the call (the frame's parameters) and compiles, on a background thread unless ``sync``. Compiling
-finds the function objects that run this code (`_functions_running`), gives each a
+finds the function objects that run this code (`gc.get_referrers`), gives each a
 `Dispatcher` over a copy of itself, and compiles the observed signature. When that
 works, the function's ``__code__`` becomes a trampoline: its own code behind a prefix
 that passes the parameters to the dispatcher (`decode/counting.trampoline`), so the
@@ -382,7 +382,9 @@ class Runtime:
         from ..decode.counting import trampoline, without_counters
 
         record.calls_before_native = record.calls_counted()
-        functions = _functions_running(code)
+        # (all of them, by a heap scan: a copy of a module-level function may be the
+        # one that got hot, and would otherwise go on counting)
+        functions = [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
         if not functions:
             self.fail(record, "its function object is gone")
             return
@@ -505,15 +507,6 @@ def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any
     finally:
         COMPILER.lock.release()
     return ""
-
-
-def _functions_running(code: types.CodeType) -> list[types.FunctionType]:
-    """The function objects whose code is `code`: a scan of every object the garbage
-    collector tracks (~3 ms in a small program, with the GIL held). Not only the
-    module's global of the function's name: a copy made with
-    ``types.FunctionType(f.__code__, ...)`` may be the one that got hot, and kept
-    counting, interpreted, slower than CPython."""
-    return [f for f in gc.get_referrers(code) if isinstance(f, types.FunctionType) and f.__code__ is code]
 
 
 def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:

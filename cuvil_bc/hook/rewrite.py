@@ -21,7 +21,7 @@ import collections
 import types
 
 from ..counters import OWN_NAMES
-from ..errors import CompileError
+from ..errors import VARIADIC, CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
@@ -63,7 +63,7 @@ def cheap_reason(code: types.CodeType) -> str:
     if code.co_flags & _GENERATOR_FLAGS:
         return "generator or coroutine"
     if code.co_flags & _VARARGS or code.co_kwonlyargcount:
-        return "*args, **kwargs or keyword-only parameters"
+        return VARIADIC
     if code.co_freevars or code.co_cellvars:
         # (As the decoder says it. Counted, a closure made again by each call of the
         # function around it would keep counting after the decision.)
