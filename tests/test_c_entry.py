@@ -257,3 +257,30 @@ def test_a_parameter_named_like_the_entrys_locals() -> None:
     f = compile_source("def f(r, k):\n    return r * k\n")
     for args in [(3, 4), (2**62, 4), (-(2**62), 8)]:
         check(f, *args)
+
+
+def test_a_body_is_compiled_once_not_again_inside_its_entries() -> None:
+    # The cffi entry and the C entry's word entry called the function's body, and LLVM
+    # inlined it into both: three copies of every loop to optimise and generate code
+    # for (half as long again per compile). They call it now.
+    def escape(cr, ci):  # type: ignore[no-untyped-def]
+        zr = zi = 0.0
+        for n in range(100):
+            zr, zi = zr * zr - zi * zi + cr, 2.0 * zr * zi + ci
+            if zr * zr + zi * zi > 4.0:
+                return n
+        return 100
+
+    f = cuvil_bc.compile(escape)
+    assert f(0.1, 0.2) == escape(0.1, 0.2)
+    assert native_ran(f)
+    functions = {}
+    for chunk in f.inspect_llvm().split("\ndefine ")[1:]:
+        name = chunk.split("@", 1)[1].split("(", 1)[0].strip('"')
+        functions[name] = chunk[: chunk.find("\n}")]
+    body = next(n for n in functions if not n.endswith((".entry", ".words")))
+    assert {n for n in functions if n != body} == {body + ".entry", body + ".words"}, list(functions)
+    assert "fmul" in functions[body]
+    for name in (body + ".entry", body + ".words"):
+        assert "fmul" not in functions[name], functions[name]
+    assert f"@\"{body}\"(" in functions[body + ".entry"]

@@ -128,15 +128,16 @@ def _passes_on(u: O.Op, v: O.Value) -> bool:
     return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
 
 
-def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value]) -> ir.Instruction:
+def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value], inline: bool = True) -> ir.Instruction:
     """A call of a compiled function ({status, result}), never made a tail call unless
     the caller returns the same type. On x86-64 a result with more than two doubles
     comes back partly on the x87 register stack, which the caller must pop; a tail
     call from a caller that returns less (an entry returns the status only) left them
     there, and once the stack was full every x87 load (glibc's fmod, a later such
-    result) read a NaN, in whatever code ran next."""
+    result) read a NaN, in whatever code ran next. Without `inline`, LLVM keeps the
+    call a call."""
     same = isinstance(b.function, ir.Function) and b.function.return_value.type == callee.return_value.type
-    return b.call(callee, args, tail=None if same else "notail")
+    return b.call(callee, args, tail=None if same else "notail", attrs=() if inline else ("noinline",))
 
 
 class FunctionLowering:
@@ -1434,7 +1435,11 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
         return ir.Constant(I8, 0)
 
     args = [rebuild(t, k) for k, t in enumerate(argtypes)]
-    pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [fn.args[0]])
+    # (Not inlined: the function is the module's one body that other modules' code
+    # calls, and two inlined copies of it, here and in the words entry, made LLVM's
+    # optimisation and code generation up to half as long again; a direct call costs
+    # a few ns against the boundary's ~100.)
+    pair = call_compiled(b, declare_function(module, symbol, argtypes, ret), args + [fn.args[0]], inline=False)
     status = b.extract_value(pair, 0)
     with b.if_else(b.icmp_signed("==", status, ir.Constant(I32, 0))) as (ok, failed):
         with ok:
