@@ -124,3 +124,24 @@ def _update(case: str, stage: str, actual: str) -> None:
         own.unlink(missing_ok=True)  # same as the reference: no version-specific file
     else:
         own.write_text(actual)
+
+
+def test_each_code_object_is_decoded_once_and_as_itself() -> None:
+    # decode() keeps its results (the hook decoded a hot function four or more times).
+    # Code objects that compare equal must not share one when what the decoded form
+    # records differs: the constants' types, the file, the qualified name.
+    def code_of(source: str, filename: str = "<a>") -> object:
+        namespace: dict[str, object] = {}
+        exec(compile(source, filename, "exec"), namespace)
+        return namespace["f"].__code__  # type: ignore[attr-defined]
+
+    one = code_of("def f(x):\n    return x + 1\n")
+    assert decode(one) is decode(one)  # type: ignore[arg-type]
+    constants = set()
+    for literal in ("1", "1.0", "True", "0.0", "-0.0"):
+        decoded = decode(code_of(f"def f(x):\n    return x + {literal}\n"))  # type: ignore[arg-type]
+        args = [i.arg for i in decoded.instrs if i.op.name == "LOAD_CONST"]
+        constants.add(tuple((type(a), repr(a)) for a in args))
+    assert len(constants) == 5, constants
+    assert decode(code_of("def f(x):\n    return x + 1\n", "<b>")).filename == "<b>"  # type: ignore[arg-type]
+    assert decode(code_of("def f(x):\n    return x + 1\n", "<c>")).filename == "<c>"  # type: ignore[arg-type]

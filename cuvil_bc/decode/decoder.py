@@ -11,6 +11,7 @@ and keeps the exception table as regions. For example, on 3.13::
 from __future__ import annotations
 
 import dis
+import functools
 import types
 from typing import Any
 
@@ -36,6 +37,15 @@ def decode(code: types.CodeType) -> Decoded:
     """Decode `code`, or raise `Unsupported` naming the first construct we cannot decode."""
     if V.VERSION not in V.SUPPORTED:
         raise Unsupported(f"Python {V.VERSION[0]}.{V.VERSION[1]} is not supported")
+    return _decoded(code, code.co_filename, code.co_qualname)
+
+
+@functools.lru_cache(maxsize=64)
+def _decoded(code: types.CodeType, filename: str, qualname: str) -> Decoded:
+    """`decode`, once per code (a result is immutable): the hook's front end, its test
+    of the arguments' types and the compile each decoded a hot function again (~1 ms
+    each, four or more times per function with its callees). Keyed with the file and
+    qualified name, which code objects that compare equal may differ in."""
     return _Decoder(code).run()
 
 
