@@ -37,6 +37,11 @@ extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
 int32_t cb_math_call(int32_t fn, double x, double y, double *out);
 int cb_publish_types(void);
+int64_t cb_monotonic_ns(void);
+void cb_priority_claim(int64_t deadline_ns);
+void cb_priority_release(void);
+void cb_priority_after_fork(void);
+int cb_priority_claimed(void);
 """
 
 ffibuilder = FFI()

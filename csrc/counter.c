@@ -14,13 +14,81 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <structmember.h>
+#include <stdatomic.h>
+#include <time.h>
 #include "pytypes.h"
+#include "runtime.h"
+
+/* Priority for the hook's background compile (cuvil_bc/priority.py, hook/hot.py).
+ *
+ * A compile's Python phases need the GIL, and the program's thread, running the very
+ * function being compiled interpreted, wanted it too: they shared it by switch
+ * intervals, so the compile took about half as long again as on an idle interpreter,
+ * while the function ran at half its interpreted speed. While the compiling thread
+ * claims priority (cb_priority_claim, until cb_priority_release), a tick of a counter
+ * whose `waits` is set, on any other thread, waits for the claim to end without the
+ * GIL, but never past the claim's deadline. The compiler lets go of its claim while
+ * LLVM works without the GIL, so the program runs then. */
+static PyThread_type_lock priority_lock;
+static atomic_int priority_claimed;
+static atomic_ulong priority_owner;
+static _Atomic int64_t priority_deadline;
+
+int64_t cb_monotonic_ns(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void cb_priority_claim(int64_t deadline_ns) {
+    /* (called through cffi, without the GIL: a tick may hold the lock for a moment) */
+    if (priority_lock == NULL)
+        return; /* (before cb_publish_types made it: no counter exists yet) */
+    PyThread_acquire_lock(priority_lock, WAIT_LOCK);
+    atomic_store_explicit(&priority_owner, PyThread_get_thread_ident(), memory_order_relaxed);
+    atomic_store_explicit(&priority_deadline, deadline_ns, memory_order_relaxed);
+    atomic_store_explicit(&priority_claimed, 1, memory_order_release);
+}
+
+void cb_priority_release(void) {
+    if (priority_lock == NULL)
+        return;
+    atomic_store_explicit(&priority_claimed, 0, memory_order_relaxed);
+    PyThread_release_lock(priority_lock);
+}
+
+int cb_priority_claimed(void) { return atomic_load_explicit(&priority_claimed, memory_order_relaxed); }
+
+/* In a child of fork(): a thread of the parent may have been between its acquire and
+ * release of the lock in priority_wait, and does not exist here. */
+void cb_priority_after_fork(void) {
+    if (priority_lock != NULL)
+        priority_lock = PyThread_allocate_lock(); /* (the old one is left as it is) */
+    atomic_store_explicit(&priority_claimed, 0, memory_order_relaxed);
+}
+
+static void priority_wait(void) {
+    if (PyThread_get_thread_ident() == atomic_load_explicit(&priority_owner, memory_order_relaxed))
+        return; /* (the compiling thread ran counted code itself) */
+    int64_t left = atomic_load_explicit(&priority_deadline, memory_order_relaxed) - cb_monotonic_ns();
+    if (left <= 0) {
+        /* Past the deadline, no tick waits: the next ones need not read the clock
+         * (until the compiler claims priority again, after LLVM). */
+        atomic_store_explicit(&priority_claimed, 0, memory_order_relaxed);
+        return;
+    }
+    Py_BEGIN_ALLOW_THREADS
+    if (PyThread_acquire_lock_timed(priority_lock, left / 1000, 0) == PY_LOCK_ACQUIRED)
+        PyThread_release_lock(priority_lock);
+    Py_END_ALLOW_THREADS
+}
 
 typedef struct {
     PyObject_HEAD
     long long ticks;
     long long left;
     PyObject *trigger;
+    char waits;
 } cb_counter;
 
 static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -37,12 +105,15 @@ static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     self->left = left;
     Py_INCREF(trigger);
     self->trigger = trigger;
+    self->waits = 0;
     return (PyObject *)self;
 }
 
 static int counter_bool(PyObject *op) {
     cb_counter *self = (cb_counter *)op;
     self->ticks++;
+    if (self->waits && atomic_load_explicit(&priority_claimed, memory_order_acquire))
+        priority_wait();
     if (self->left > 0 && --self->left == 0 && self->trigger != NULL) {
         PyObject *trigger = self->trigger;
         Py_INCREF(trigger);
@@ -81,6 +152,7 @@ static PyMethodDef counter_methods[] = {
 static PyMemberDef counter_members[] = {
     {"ticks", T_LONGLONG, offsetof(cb_counter, ticks), READONLY, "Ticks so far."},
     {"left", T_LONGLONG, offsetof(cb_counter, left), 0, "Ticks until the trigger runs (none once it is 0 or less)."},
+    {"waits", T_BOOL, offsetof(cb_counter, waits), 0, "Whether a tick waits for a compile's claim of priority (see above)."},
     {NULL, 0, 0, 0, NULL},
 };
 
@@ -385,7 +457,9 @@ int cb_publish_types(void) {
     } types[] = {{"Entry", cb_make_entry_type}, {"Counter", cb_make_counter_type}, {"Known", cb_make_known_type}, {"Sampler", cb_make_sampler_type}};
     int status = 0;
     PyGILState_STATE gil = PyGILState_Ensure();
-    if (!done) {
+    if (!done && priority_lock == NULL && (priority_lock = PyThread_allocate_lock()) == NULL)
+        status = -1;
+    if (!done && status == 0) {
         PyObject *module = PyImport_ImportModule("cuvil_bc._runtime");
         for (size_t k = 0; module != NULL && status == 0 && k < sizeof types / sizeof types[0]; k++) {
             PyObject *type = types[k].make();

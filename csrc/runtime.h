@@ -70,6 +70,15 @@ int64_t cb_parked_records(void);
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);
 int32_t cb_abi_version(void);
+/* CLOCK_MONOTONIC, in ns. */
+int64_t cb_monotonic_ns(void);
+/* The hook's compile claims priority over ticks of counters that wait (counter.c), until
+ * it releases it or `deadline_ns` (cb_monotonic_ns) passes. Called without the GIL. */
+void cb_priority_claim(int64_t deadline_ns);
+void cb_priority_release(void);
+void cb_priority_after_fork(void);
+/* Whether ticks of counters that wait would wait now (1), or run on (0). */
+int cb_priority_claimed(void);
 /* Native loops report iterations to it: past about a thousand in a call, the GIL goes,
  * if the C entry that called them lets it (entry.c), and comes back when the call
  * returns. */

@@ -53,6 +53,11 @@ ONCE = "not hot: called once (its loops ran hot, but native code would start at 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
 
+#: How long, from its start, a background compile keeps priority over the functions
+#: queued for compiling (see cuvil_bc/priority.py): a compile of the program's kernels
+#: takes 20-100 ms; one that takes longer shares the GIL with the program after that.
+PRIORITY_BUDGET = 0.2
+
 #: (record, its code, the arguments of the call that made it hot or None, and the
 #: reason it cannot compile when the arguments already tell: then nothing is loaded).
 Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None", str]
@@ -300,6 +305,7 @@ class Runtime:
             # GIL for it too: done here, the counters go at once.)
             self.compile(*job)
             return
+        _waiting(record, True)  # (see priority.py)
         if not self.compiler_loaded:
             # The first time, load the compiler here. Imported from the worker, its
             # hundreds of file-system calls would each wait for this busy thread to
@@ -357,15 +363,18 @@ class Runtime:
         interval = sys.getswitchinterval()
         sys.setswitchinterval(min(interval, COMPILE_SWITCH_INTERVAL))
         ours = sys.getswitchinterval()
+        from .. import priority
         from ..cancel import Cancelled
 
         try:
-            self.compile(*job)
+            with priority.claimed(PRIORITY_BUDGET):
+                self.compile(*job)
         except Cancelled:
             pass  # the interpreter is exiting: the report says the function was compiling
         except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
             self.fail(job[0], f"internal error while compiling: {type(e).__name__}: {e}")
         finally:
+            _waiting(job[0], False)
             if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
                 sys.setswitchinterval(interval)
 
@@ -507,6 +516,13 @@ def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any
     finally:
         COMPILER.lock.release()
     return ""
+
+
+def _waiting(record: Record, waits: bool) -> None:
+    """Whether ticks of `record`'s counters wait for a compile's priority."""
+    for counter in (record.call_counter, record.loop_counter):
+        if counter is not None:
+            counter.waits = waits
 
 
 def _copy(func: types.FunctionType, code: types.CodeType) -> types.FunctionType:

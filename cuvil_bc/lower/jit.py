@@ -15,7 +15,7 @@ from typing import Any, Iterator
 import llvmlite.binding as llvm
 from llvmlite import ir
 
-from .. import cancel
+from .. import cancel, priority
 
 _lock = threading.RLock()
 _jit: "JIT | None" = None
@@ -49,24 +49,25 @@ class JIT:
         cancel.check()
         check_headroom()
         text = str(module)
-        mod = llvm.parse_assembly(text)
-        mod.verify()
-        pto = llvm.create_pipeline_tuning_options(speed_level=2)
-        pb = llvm.create_pass_builder(self.tm, pto)
-        quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
-        with _tuned_options(), quiet:
-            pb.getModulePassManager().run(mod, pb)
-        cancel.check()  # (between optimisation and code generation: see cancel.py)
-        _check_externals(mod, self.defined)
-        optimized = str(mod)
-        with _lock:
-            self.engine.add_module(mod)
-            self.engine.finalize_object()
-            self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
-            # The machine code stays loaded (and its symbols resolvable by later
-            # modules); the engine no longer keeps the module's IR, which was most of
-            # the memory a compiled function kept for the life of the process.
-            self.engine.remove_module(mod)
+        with priority.paused():  # (LLVM runs without the GIL: see priority.py)
+            mod = llvm.parse_assembly(text)
+            mod.verify()
+            pto = llvm.create_pipeline_tuning_options(speed_level=2)
+            pb = llvm.create_pass_builder(self.tm, pto)
+            quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
+            with _tuned_options(), quiet:
+                pb.getModulePassManager().run(mod, pb)
+            cancel.check()  # (between optimisation and code generation: see cancel.py)
+            _check_externals(mod, self.defined)
+            optimized = str(mod)
+            with _lock:
+                self.engine.add_module(mod)
+                self.engine.finalize_object()
+                self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
+                # The machine code stays loaded (and its symbols resolvable by later
+                # modules); the engine no longer keeps the module's IR, which was most
+                # of the memory a compiled function kept for the life of the process.
+                self.engine.remove_module(mod)
         return optimized
 
     def assembly(self, optimized: str) -> str:

@@ -19,7 +19,7 @@ from ..counters import published_types
 #: The C runtime this Python code was written against (csrc/runtime.c). A build left
 #: over from older sources (an editable install not rebuilt) would be called with the
 #: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 21
+ABI_VERSION = 22
 if lib.cb_abi_version() != ABI_VERSION:
     raise ImportError(
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
