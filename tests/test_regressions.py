@@ -55,6 +55,37 @@ def runaway(n):
     return runaway(n + 1)
 
 
+def runaway_used(n, x):
+    y = x * x
+    return runaway_used(n + 1, y) + 1
+
+
+def runaway_tested(n, x):
+    if runaway_tested(n + 1, x):
+        return 1
+    return 2
+
+
+def runaway_negated(n, x):
+    return -runaway_negated(n + 1, x)
+
+
+def runaway_in_tuple(n, x):
+    return (runaway_in_tuple(n + 1, x), n)
+
+
+def runaway_compared(n, x):
+    return runaway_compared(n + 1, x) < 3
+
+
+def doubled(v):
+    return v * 2
+
+
+def runaway_passed_on(n, x):
+    return doubled(runaway_passed_on(n + 1, x))
+
+
 def test_negative_constant_exponent() -> None:
     d = cuvil_bc.compile(neg_const_power)
     for a in (3, 0, -2, True, 2**40, 2.5):
@@ -103,6 +134,16 @@ def test_none_tests_narrow_types(fn, argsets) -> None:  # type: ignore[no-untype
 def test_runaway_recursion_raises_recursion_error() -> None:
     d = cuvil_bc.compile(runaway)
     check(d, 0)
+    assert d.stats["deopts"] == 1
+
+
+@pytest.mark.parametrize("fn", [runaway_used, runaway_tested, runaway_negated, runaway_in_tuple, runaway_compared, runaway_passed_on])
+def test_the_value_of_a_call_that_never_returns_is_never_computed(fn) -> None:  # type: ignore[no-untyped-def]
+    # The call's type is bottom (it has no value: it recurses until RecursionError).
+    # Lowering an operation on it failed with an internal compiler error ("bottom"),
+    # which fell back with a RuntimeWarning that CPython does not give.
+    d = cuvil_bc.compile(fn)
+    check(d, 0, 1.5)
     assert d.stats["deopts"] == 1
 
 

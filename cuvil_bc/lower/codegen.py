@@ -417,6 +417,11 @@ class FunctionLowering:
             self.array_store(self.get(op.obj), self.get(op.index), self.get(op.value), op)
             return
         t: Type = op.type  # type: ignore[assignment]
+        if any(value_type(v) == BOTTOM for v in op.operands()):
+            # An operand never has a value (a call that never returns: it raises, or
+            # recurses until the interpreter's limit): this op is never reached.
+            self.values[op] = ir.Constant(llvm_type(t), ir.Undefined)
+            return
         operands = [self.get(v) for v in op.operands()]
         if isinstance(op, O.BinOp) and t == INT and all(ty == INT for _, ty in operands) and (cannot_overflow(op) or counts_by_one(op)):
             # j + 1 for a loop item j; count + 1 for a counter
