@@ -115,8 +115,8 @@ class Compiler:
     def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type:
         spec = self.typed(func, argtypes)
         if spec.fn is not None and spec.return_type == BOTTOM:
-            # Typed to the end and never returns (it always raises): CPython runs it.
-            raise Unsupported(f"a call to {func.__qualname__}, which always raises")
+            # Typed to the end and never returns: CPython runs it.
+            raise Unsupported(f"a call to {func.__qualname__}, which never returns (it always raises, or recurses without end)")
         if spec.writes:
             # A deopt inside it would have to resume two interpreter frames at once.
             raise Unsupported(f"a native call to {func.__qualname__}, which writes to arrays")

@@ -86,6 +86,32 @@ def runaway_passed_on(n, x):
     return doubled(runaway_passed_on(n + 1, x))
 
 
+def runaway_chained(n, x):
+    return 1 < runaway_chained(n + 1, x) < 3
+
+
+def runaway_tested_then_raise(n, x):
+    if runaway_tested_then_raise(n + 1, x):
+        raise ValueError("a")
+    raise TypeError("b")
+
+
+def runaway_both_arms(n, x):
+    return runaway_both_arms(n + 1, x) if runaway_both_arms(n + 2, x) else x
+
+
+def runaway_iterated(n, x):
+    for i in range(runaway_iterated(n + 1, x)):
+        x = x + i
+    raise ValueError("done")
+
+
+def runaway_while(n, x):
+    while runaway_while(n + 1, x) > x:
+        x = x + 1.0
+    raise ValueError("done")
+
+
 def test_negative_constant_exponent() -> None:
     d = cuvil_bc.compile(neg_const_power)
     for a in (3, 0, -2, True, 2**40, 2.5):
@@ -137,14 +163,32 @@ def test_runaway_recursion_raises_recursion_error() -> None:
     assert d.stats["deopts"] == 1
 
 
-@pytest.mark.parametrize("fn", [runaway_used, runaway_tested, runaway_negated, runaway_in_tuple, runaway_compared, runaway_passed_on])
+@pytest.mark.parametrize(
+    "fn",
+    [
+        runaway_used, runaway_tested, runaway_negated, runaway_in_tuple, runaway_compared, runaway_passed_on,
+        runaway_chained, runaway_tested_then_raise, runaway_both_arms, runaway_iterated, runaway_while,
+    ],
+)  # fmt: skip
 def test_the_value_of_a_call_that_never_returns_is_never_computed(fn) -> None:  # type: ignore[no-untyped-def]
     # The call's type is bottom (it has no value: it recurses until RecursionError).
-    # Lowering an operation on it failed with an internal compiler error ("bottom"),
-    # which fell back with a RuntimeWarning that CPython does not give.
+    # Lowering an operation on it, or a branch or a loop that it decides, failed with
+    # an internal compiler error ("bottom"), which fell back with a RuntimeWarning that
+    # CPython does not give. (In runaway_tested the call's type is int: it returns.)
     d = cuvil_bc.compile(fn)
     check(d, 0, 1.5)
     assert d.stats["deopts"] == 1
+
+
+def calls_runaway(n):
+    return runaway(n) + 1
+
+
+def test_a_call_of_an_endless_recursion_is_refused_for_what_it_is() -> None:
+    # Its reason said "which always raises" of a function that never raises itself.
+    d = cuvil_bc.compile(calls_runaway)
+    check(d, 0, native=False)
+    assert "never returns (it always raises, or recurses without end)" in d.explain()
 
 
 def test_unresolvable_external_is_a_compile_error() -> None:

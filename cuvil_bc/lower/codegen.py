@@ -981,7 +981,12 @@ class FunctionLowering:
         def target(succ: BasicBlock) -> ir.Block:
             return edges.get(succ) or self.target(succ, block)  # type: ignore[arg-type]
 
-        if isinstance(op, O.Jump):
+        if isinstance(op, (O.Branch, O.ForIter)) and any(value_type(v) == BOTTOM for v in op.operands()):
+            # Never reached (a value that never exists decides it: see `lower`). The
+            # edges stay, for the successors' phis.
+            first, second = op.successors()
+            b.cbranch(ir.Constant(I1, 0), target(first), target(second))
+        elif isinstance(op, O.Jump):
             b.branch(target(op.target))
         elif isinstance(op, O.Branch):
             cond, t = self.get(op.cond)
