@@ -163,9 +163,16 @@ def test_ticks_run_on_while_the_claim_is_paused() -> None:
 
 
 def test_paused_does_nothing_for_a_thread_without_the_claim() -> None:
+    from cuvil_bc._runtime import lib
+
+    counter = _waiting_counter()
+    with _claim_held_by_a_thread(budget=0.5, hold=0.3):
+        with priority.paused():  # another thread's claim: not this one's to let go of
+            assert lib.cb_priority_claimed() == 1
     with priority.paused():
-        pass  # (no claim to let go of, nothing to take again)
-    assert priority._claim is None
+        pass  # (no claim at all: nothing to take again)
+    assert lib.cb_priority_claimed() == 0
+    assert _tick_time(counter) < 0.1
 
 
 def test_llvm_runs_with_the_claim_paused(monkeypatch: pytest.MonkeyPatch) -> None:

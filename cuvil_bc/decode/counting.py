@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
 from ..counters import FALL, HERE, OWN_NAMES, Counter, NativeCall, Unfinished, is_placeholder, placeholder
 from . import rawcode
+from .percode import per_code
 
 if TYPE_CHECKING:
     import bytecode  # noqa: F401
@@ -243,17 +244,11 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
     return made.replace(co_consts=tuple(values[c[1]] if _is_stand_in(c) else c for c in made.co_consts))
 
 
+@per_code(maxsize=32)
 def _decoded(code: types.CodeType) -> "bytecode.Bytecode":
     """`code` as the bytecode library reads it, once (a dispatcher gives the same
     function a new prefix each time its specialisations change, and reading a large
-    body costs milliseconds). Callers copy it; nothing changes it. (Cached by the code
-    with its file and qualified name: code objects compare equal without them, and two
-    equal functions of two modules got each other's file in their tracebacks.)"""
-    return _decoded_in(code, code.co_filename, code.co_qualname)
-
-
-@lru_cache(maxsize=32)
-def _decoded_in(code: types.CodeType, filename: str, qualname: str) -> "bytecode.Bytecode":
+    body costs milliseconds). Callers copy it; nothing changes it."""
     import bytecode
 
     return bytecode.Bytecode.from_code(code, conserve_exception_block_stackdepth=True)

@@ -11,7 +11,6 @@ and keeps the exception table as regions. For example, on 3.13::
 from __future__ import annotations
 
 import dis
-import functools
 import types
 from typing import Any
 
@@ -21,6 +20,7 @@ from ..errors import Unsupported
 from . import versions as V
 from .counting import counter_positions
 from .instrs import CallArgs, Decoded, ExceptRegion, Instr, Op
+from .percode import per_code
 
 
 #: What a user calls the code a MAKE_FUNCTION makes, by its name.
@@ -37,15 +37,14 @@ def decode(code: types.CodeType) -> Decoded:
     """Decode `code`, or raise `Unsupported` naming the first construct we cannot decode."""
     if V.VERSION not in V.SUPPORTED:
         raise Unsupported(f"Python {V.VERSION[0]}.{V.VERSION[1]} is not supported")
-    return _decoded(code, code.co_filename, code.co_qualname)
+    return _decoded(code)
 
 
-@functools.lru_cache(maxsize=64)
-def _decoded(code: types.CodeType, filename: str, qualname: str) -> Decoded:
+@per_code(maxsize=64)
+def _decoded(code: types.CodeType) -> Decoded:
     """`decode`, once per code (a result is immutable): the hook's front end, its test
     of the arguments' types and the compile each decoded a hot function again (~1 ms
-    each, four or more times per function with its callees). Keyed with the file and
-    qualified name, which code objects that compare equal may differ in."""
+    each, four or more times per function with its callees)."""
     return _Decoder(code).run()
 
 
