@@ -76,6 +76,7 @@ SHAPERS = (
     "hook/rewrite.py",
     "decode/__init__.py",
     "decode/counting.py",
+    "decode/percode.py",
     "decode/rawcode.py",
     "decode/scan.py",
     "decode/versions.py",
