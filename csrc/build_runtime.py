@@ -6,11 +6,46 @@ calls; entry.c and counter.c also hold the runtime's Python types (pytypes.h).
 
 from __future__ import annotations
 
+import ast
 import os
 
 from cffi import FFI
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ABI_SOURCE = os.path.join(HERE, os.pardir, "cuvil_bc", "abi.py")
+
+
+def abi_constants(path: str = ABI_SOURCE) -> dict[str, int]:
+    """The integer constants that cuvil_bc/abi.py lists in C_CONSTANTS, read from its
+    source (the package cannot be imported before its runtime is built): each is
+    compiled in as CB_<name>, so that it is said in one place."""
+    tree = ast.parse(open(path, encoding="utf-8").read(), path)
+    values: dict[str, int] = {}
+    listed: tuple[str, ...] = ()
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            if name == "C_CONSTANTS":
+                listed = ast.literal_eval(node.value)
+            elif name.isupper():
+                value = _integer(node.value)
+                if value is not None:
+                    values[name] = value
+    missing = [n for n in listed if n not in values]
+    if not listed or missing:
+        raise RuntimeError(f"{path}: C_CONSTANTS names no plain integer constants {missing}")
+    return {n: values[n] for n in listed}
+
+
+def _integer(node: ast.expr) -> int | None:
+    """An integer literal, or a shift of two (``1 << 32``)."""
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift):
+        a, b = _integer(node.left), _integer(node.right)
+        return None if a is None or b is None else a << b
+    return None
+
 
 CDEF = """
 typedef union { int64_t i; double d; } cb_word;
@@ -29,8 +64,6 @@ void cb_set_deopt_resume(int32_t point, int32_t used);
 cb_word *cb_park_deopt(void);
 void cb_free_record(cb_word *record);
 int64_t cb_parked_records(void);
-#define CB_RESUME_SLOTS 1024
-#define CB_RECORD_WORDS 3
 int32_t cb_abi_version(void);
 void cb_gil_work(int64_t units);
 extern int64_t cb_signal_generation;
@@ -54,6 +87,7 @@ ffibuilder.set_source(
     # per Python version, not the stable ABI.
     py_limited_api=False,
     include_dirs=[os.path.relpath(HERE)],
+    define_macros=[(f"CB_{name}", f"{value}LL" if value > 2**31 - 1 else str(value)) for name, value in abi_constants().items()],
     extra_compile_args=["-O2", "-std=c11"],
 )
 

@@ -151,10 +151,7 @@ static int load_numpy_api(void) {
     return 0;
 }
 
-#define CB_VIEW_OF_ARGUMENT ((int64_t)1 << 32) /* lower/boxing.py VIEW_OF_ARGUMENT */
 #define CB_MAX_RESULT_ARRAYS 16
-#define CB_MAX_DEPTH 2000       /* lower/codegen.py MAX_DEPTH */
-#define CB_RECURSION_MARGIN 50  /* dispatcher.py _RECURSION_MARGIN */
 
 /* The native call depth that a call of code that calls compiled functions starts at,
  * so that its native calls go no deeper than CPython would allow from here (past

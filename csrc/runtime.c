@@ -178,4 +178,4 @@ int32_t cb_watch_signal(int32_t sig) {
     return sigaction(sig, &ours, NULL) == 0 ? 1 : -1;
 }
 
-int32_t cb_abi_version(void) { return 22; }
+int32_t cb_abi_version(void) { return CB_ABI_VERSION; }

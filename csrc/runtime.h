@@ -28,8 +28,14 @@ typedef union { int64_t i; double d; } cb_word;
  * natively (the entry point increments it atomically). */
 typedef struct { void *fn; int64_t calls; } cb_native_target;
 
-/* Words of resume state a thread can hold: a resume point needing more is not compiled. */
-#define CB_RESUME_SLOTS 1024
+/* The constants cuvil_bc/abi.py lists in C_CONSTANTS come from there, as -D options
+ * (csrc/build_runtime.py): CB_ABI_VERSION, CB_RESUME_SLOTS (words of resume state a
+ * thread can hold), CB_RECORD_WORDS (words of a deopt record before its resume words),
+ * CB_MAX_DEPTH, CB_RECURSION_MARGIN, CB_VIEW_OF_ARGUMENT, CB_SPECULATIVE_DEOPT. */
+#if !defined(CB_ABI_VERSION) || !defined(CB_RESUME_SLOTS) || !defined(CB_RECORD_WORDS) || \
+    !defined(CB_MAX_DEPTH) || !defined(CB_RECURSION_MARGIN) || !defined(CB_VIEW_OF_ARGUMENT)
+#error "build the runtime with csrc/build_runtime.py: it defines the constants of cuvil_bc/abi.py"
+#endif
 
 /* Memory that native code allocates for arrays: a header (an atomic reference count)
  * followed by the data, 64-byte aligned. A "meminfo" is the header's address as an
@@ -43,7 +49,7 @@ void cb_incref(int64_t meminfo);
 void cb_decref(int64_t meminfo);
 int64_t cb_live_allocations(void);
 /* cb_decref for a meminfo passed as a pointer: the destructor of the object that a
- * returned array keeps alive (see cuvil_bc/lower/boxing.py). */
+ * returned array keeps alive (see cuvil_bc/boxing.py). */
 void cb_release(void *meminfo);
 /* The strides, in bytes, that NumPy gives a new array of `shape` made "like" a
  * prototype with strides `like` (order 'K': C order if the prototype is C-contiguous,
@@ -65,7 +71,6 @@ cb_word *cb_park_deopt(void);
 void cb_free_record(cb_word *record);
 /* Records parked and not yet freed (what tests watch for leaks). */
 int64_t cb_parked_records(void);
-#define CB_RECORD_WORDS 3
 /* Puts the runtime's Python types (Entry, entry.c; the hook's Counter, counter.c) into
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);

@@ -16,9 +16,9 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Callable
 
+from .abi import VERSION as __version__
 from .errors import CompileError
 
-__version__ = "0.1.0"
 __all__ = ["compile", "install", "uninstall", "CompileError", "__version__"]
 
 

@@ -1,7 +1,7 @@
 """The compiler driver: Python function + argument types -> native entry point.
 
-    decode -> cfg -> ir (build, optimize) -> specialize (globals, call binding)
-           -> typing (infer, per signature) -> ir (optimize typed) -> lower -> JIT
+    the stages of pipeline.py (decode ... typed, optimised IR), per signature
+        -> lower (the function and the callees it calls natively, one LLVM module) -> JIT
 
 `Compiler.typed` is recursion-aware: a call back into a specialisation that is still
 being typed sees its return type so far, and the outer one iterates until that type is
@@ -16,37 +16,40 @@ import threading
 import types as pytypes
 import weakref
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Callable
 
-from . import cancel
-from .cfg import build_cfg
-from .decode import decode
+from . import cancel, pipeline
 from .errors import CompileError, Unsupported
-from .ir import build_ir, format_function
-from .ir.function import Function
-from .ir.passes import narrow, speculate
-from .ir.pipeline import optimize
+from .ir import format_function
+from .opt.specialize import Guard
+from .pipeline import Work
 from .typing.infer import infer
-from .typing.specialize import Guard, bind_calls, function_guards, resolve_globals
 from .typing.types import BOTTOM, Type, format_signature, join
+
+if TYPE_CHECKING:
+    from .lower.points import ResumeInfo
 
 _symbols = itertools.count()
 
 
 @dataclass(eq=False)
-class Specialization:
-    pyfunc: pytypes.FunctionType
-    argtypes: tuple[Type, ...]
-    symbol: str
-    return_type: Type = BOTTOM
-    fn: Function | None = None
-    guards: list[Guard] = field(default_factory=list)
+class Specialization(Work):
+    """A function typed for one signature (the `Work` of pipeline.py's stages), what it
+    calls natively, and, once lowered, its code."""
+
+    symbol: str = ""
     callees: list["Specialization"] = field(default_factory=list)
     recursive: bool = False
-    writes: bool = False  # has item assignments: deopts resume the interpreter (resume.py)
+    finished: bool = False  # went through all the stages: `fn` is its typed IR
     provisional: bool = False
     lowered: bool = False
     attempted: bool = False  # its lowering was started (and may have failed)
     entry: str | None = None
+    entry_address: int = 0  # of `entry`'s machine code, once in the JIT
+    words_entry_address: int = 0  # of `words_entry`'s (0: none)
+    loops: bool = True  # whether its IR has loops (code that can run long: see the dispatcher)
+    #: Its code's resume points by number (lower/points.py), for the dispatcher to register.
+    resume_points: dict[int, "ResumeInfo"] = field(default_factory=dict)
     words_entry: str | None = None  # what the C entry calls: see codegen.emit_words_entry
     llvm: str = ""
     _asm: str = ""
@@ -78,6 +81,10 @@ class Specialization:
             work.extend(s.callees)
         return out
 
+    def all_resume_points(self) -> dict[int, "ResumeInfo"]:
+        """The resume points of this one's code and of everything it calls natively."""
+        return {n: p for s in self.all_specializations() for n, p in s.resume_points.items()}
+
     def all_guards(self) -> list[Guard]:
         return [g for s in self.all_specializations() for g in s.guards]
 
@@ -95,6 +102,10 @@ class Compiler:
         self.stack: list[Specialization] = []
         #: Functions whose speculated guards failed once: compiled without speculation.
         self.no_speculation: weakref.WeakSet[pytypes.FunctionType] = weakref.WeakSet()
+        #: What to compile for a function that compiled code calls: the import hook,
+        #: which replaces the code of the functions it makes native, hands in its
+        #: registry here (hook/originals.py); by default the function itself.
+        self.original: Callable[[object], object] = lambda value: value
 
     def _after_fork_in_child(self) -> None:
         """A fork copies only its own thread. If another thread was compiling, the lock
@@ -114,7 +125,7 @@ class Compiler:
 
     def call_type(self, func: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Type:
         spec = self.typed(func, argtypes)
-        if spec.fn is not None and spec.return_type == BOTTOM:
+        if spec.finished and spec.return_type == BOTTOM:
             # Typed to the end and never returns: CPython runs it.
             raise Unsupported(f"a call to {func.__qualname__}, which never returns (it always raises, or recurses without end)")
         if spec.writes:
@@ -135,31 +146,12 @@ class Compiler:
             for s in self.stack[self.stack.index(running) + 1 :]:
                 s.provisional = True
             return running
-        spec = Specialization(pyfunc, argtypes, f"cb.{pyfunc.__qualname__}.{next(_symbols)}")
+        spec = Specialization(pyfunc=pyfunc, argtypes=argtypes, symbol=f"cb.{pyfunc.__qualname__}.{next(_symbols)}")
         self.in_progress[key] = spec
         self.stack.append(spec)
         try:
-            fn = build_ir(build_cfg(decode(pyfunc.__code__)))
-            spec.writes = fn.writes
-            optimize(fn)
-            spec.guards = function_guards(pyfunc) + resolve_globals(fn, pyfunc)
-            bind_calls(fn)
-            optimize(fn)
-            narrow.run(fn)  # after folding, so that only real None tests remain
-            for _ in range(20):
-                spec.callees = []
-                ret = infer(fn, argtypes, self)
-                if ret == spec.return_type:
-                    break
-                spec.return_type = ret
-                if not spec.recursive:
-                    break
-            else:
-                raise Unsupported("the return type of a recursive function did not settle", fn.location())
-            optimize(fn, typed=True)
-            if pyfunc not in self.no_speculation and speculate.run(fn):
-                optimize(fn, typed=True)
-            spec.fn = fn
+            pipeline.run(spec, self)
+            spec.finished = True
         except CompileError as e:
             # What it was compiled against: a failure caused by a global's value (a big
             # int, None) is retried once the global changes (see the dispatcher).
@@ -171,6 +163,29 @@ class Compiler:
         if not spec.provisional:
             self.done[key] = spec
         return spec
+
+    # -- what pipeline.py's stages ask of their driver ---------------------------------
+
+    verify_each: bool | None = None
+
+    def infer(self, work: Work) -> None:
+        """Type `work` (a `Specialization`, on top of `stack`). A recursive function
+        is typed again until its return type settles: its calls of itself see the
+        type so far."""
+        spec = work
+        assert isinstance(spec, Specialization) and spec.fn is not None
+        for _ in range(20):
+            spec.callees = []
+            ret = infer(spec.fn, spec.argtypes, self)
+            if ret == spec.return_type:
+                return
+            spec.return_type = ret
+            if not spec.recursive:
+                return
+        raise Unsupported("the return type of a recursive function did not settle", spec.fn.location())
+
+    def speculates(self, work: Work) -> bool:
+        return work.pyfunc not in self.no_speculation
 
     def stop_speculating(self, spec: Specialization) -> None:
         """A speculated guard failed in `spec` or a callee: forget them, so that the
@@ -192,7 +207,9 @@ class Compiler:
             words_entry_supported,
             lower_recursive,
         )
+        from .ir.dominance import natural_loops
         from .lower.jit import get_jit
+        from .lower.points import ResumeInfo
 
         with self.lock:
             cancel.check()  # (between phases: see cancel.py)
@@ -212,10 +229,12 @@ class Compiler:
                 assert s.fn is not None
                 cancel.check()
                 try:
+                    points: dict[int, ResumeInfo] = {}
                     if s in s.callees:  # calls itself directly
-                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc)
+                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points)
                     else:
-                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc).run()
+                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points).run()
+                    s.resume_points = points
                 except CompileError as e:
                     raise e.at(s.fn.location())
             entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
@@ -223,6 +242,9 @@ class Compiler:
             if words_entry_supported(spec.argtypes, spec.return_type):
                 words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
             optimized = jit.compile(module)
+            spec.entry_address = jit.address(entry)
+            spec.words_entry_address = jit.address(words_entry) if words_entry is not None else 0
+            spec.loops = bool(natural_loops(spec.fn)) if spec.fn is not None else True
             # Only once the module is loaded: a spec with an entry is one whose code is
             # in the JIT, so an exception (or Ctrl-C) above leaves nothing half done,
             # and the next compile of it starts again.

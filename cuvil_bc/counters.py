@@ -9,8 +9,9 @@ plain True), a `NativeCall` as None (which the trampoline tests for before using
 runs the function's own code).
 
 The hook's cache is marshal, which cannot hold these objects: on disk a counter is the
-placeholder ``(MARK, key)``, and `live` swaps in the counters when a module is loaded.
-Kept apart from the bytecode machinery, which only a cache miss needs.
+placeholder ``(abi.MARK, key)``, and `live` swaps in the counters when a module is loaded.
+Kept apart from the bytecode machinery, which only a cache miss needs. The names and
+sentinels that the written bytecode shares with this code are `cuvil_bc/abi.py`'s.
 """
 
 from __future__ import annotations
@@ -22,42 +23,32 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Mapping
 
-MARK = "__cuvil_bc_counter__"  # first item of a placeholder
-
-
-def published_types() -> types.ModuleType:
-    """`cuvil_bc._runtime` with the types its C code makes (csrc/counter.c, entry.c)
-    published in it: cffi cannot hand a C-made Python object over itself."""
-    from . import _runtime
-
-    if _runtime.lib.cb_publish_types() != 0:
-        raise ImportError("cuvil_bc._runtime could not make its Python types")
-    return _runtime
+from .abi import FALL, MARK, Unfinished, runtime_types
 
 
 #: ``Counter(left, trigger)``: counted code ticks it with ``not counter``, which CPython
 #: runs as a C slot (csrc/counter.c): a tick costs a constant load and a few ns. Its
 #: `ticks` count every tick; the tick that brings `left` to zero calls `trigger()`.
 #: Pickled, a counter is ``NoneType``.
-Counter = published_types().Counter
+Counter = runtime_types().Counter
 #: ``Known(nargs, keys)``: ``args in known`` (the argument itself when `nargs` is 1)
 #: is True, and counts in `ticks`, when the arguments' types are one of `keys` (tuples
 #: of types): how a compiled function's prefix recognises calls known to fall back
 #: (fastpath.py), in one C slot. ``known.set(keys)`` replaces the keys.
-Known = published_types().Known
+Known = runtime_types().Known
 #: ``Sampler(cap)``: false on the calls it samples, true on the others (csrc/counter.c):
 #: while nothing of a compiled function is native, its prefix tests only the sampled
 #: calls, the first after ``sampler.reset()`` and then with random gaps whose mean
 #: doubles up to `cap` calls (fastpath.py). `skipped` counts the others.
-Sampler = published_types().Sampler
+Sampler = runtime_types().Sampler
 #: ``Entry(nparams, fall, deopt, absent)``: the C call path into a compiled function's
 #: native signatures (csrc/entry.c): ``entry(*args)`` is the result, or `fall` (a guard
 #: fails, no signature matches), or ``deopt((record,))`` where native code handed the
-#: call back (`record`: the call's deopt record, as bytes: lower/runtime.read_record);
+#: call back (`record`: the call's deopt record, as bytes: resume.read_record);
 #: ``entry.set(signatures, guards)``, where a guard's expected value `absent` means
 #: the name must stay unbound.
-Entry = published_types().Entry
-_function_changed = published_types().function_changed
+Entry = runtime_types().Entry
+_function_changed = runtime_types().function_changed
 _KEEP = object()
 
 
@@ -71,26 +62,6 @@ def set_code(func: types.FunctionType, code: types.CodeType, defaults: Any = _KE
     _function_changed(func)
 
 
-#: How the names of the prefixes that cuvil_bc puts before a function's code start (its
-#: locals and constants: decode/counting.trampoline, fastpath.prefixed_code). Functions
-#: with a local named so are neither counted (hook/rewrite.cheap_reason) nor prefixed
-#: (fastpath.can_generate).
-OWN_NAMES = "__cb_"
-
-class Unfinished(tuple):  # type: ignore[type-arg]
-    """What an `Entry` returns for a call it did not finish, ``(record,)``: `FALL` (no
-    signature takes it, or an int is beyond int64), or a call whose native code handed
-    it back, with its deopt record (bytes). Callers test ``type(result) is
-    Unfinished``: no native result is one. (A tuple: made and read without running
-    Python code, where a pending signal's handler could raise.)"""
-
-    __slots__ = ()
-
-
-FALL = Unfinished((None,))
-#: What the dispatcher's slow paths answer a prefix (or a trampoline) that passed it,
-#: for a call to run interpreted from its start: the prefix then runs the body itself.
-HERE = object()
 #: An entry with no signatures: every call falls.
 NO_ENTRY = Entry(0, FALL, Unfinished, None)
 
@@ -124,14 +95,6 @@ class NativeCall:
 
     def __repr__(self) -> str:
         return f"NativeCall({self.function!r})"
-
-
-def placeholder(key: str) -> tuple[str, str]:
-    return (MARK, key)
-
-
-def is_placeholder(value: object) -> bool:
-    return type(value) is tuple and len(value) == 2 and value[0] == MARK and type(value[1]) is str
 
 
 def live(code: types.CodeType, counters: Mapping[str, Counter]) -> types.CodeType:

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
+from .abi import MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT
 from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
@@ -40,30 +41,28 @@ class _Native:
     """One compiled specialisation, ready to call."""
 
     def __init__(self, spec: Specialization) -> None:
-        from .lower.boxing import make_boxer, make_flattener
-        from .lower.jit import get_jit
-        from .lower.ltypes import c_param_types, words
-        from .lower.runtime import ffi
-        from .lower.untested import natural_loops
+        from ._runtime import ffi  # type: ignore[attr-defined]
+        from .boxing import make_boxer, make_flattener
+        from .lower.layout import c_param_types, words
 
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_param_types(t)]
         ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
         self.calls_python = bool(spec.callees)
         assert spec.entry is not None
-        self.cfunc = ffi.cast(ctype, get_jit().address(spec.entry))
+        self.cfunc = ffi.cast(ctype, spec.entry_address)
         self.fast: tuple[Any, ...] | None = None
         self.target: Any = None
         if spec.words_entry is not None:
-            from .lower.boxing import entry_slots
+            from .boxing import entry_slots
 
             # This dispatcher's own target: its `calls` counts the C entry's native calls.
             self.target = ffi.new("cb_native_target *")
-            self.target.fn = ffi.cast("void *", get_jit().address(spec.words_entry))
+            self.target.fn = ffi.cast("void *", spec.words_entry_address)
             # What the C entry (csrc/entry.c) needs of this signature. Code that can
             # run long (it loops, or calls compiled code) may let the GIL go once it
             # has (csrc/entry.c, cb_gil_work); a loop-free leaf never does.
-            may_release = spec.fn is None or bool(natural_loops(spec.fn)) or self.calls_python
+            may_release = spec.loops or self.calls_python
             address = int(ffi.cast("uintptr_t", self.target))
             self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, address, self.target)
         self.nwords = max(1, words(spec.return_type))
@@ -191,7 +190,7 @@ class Dispatcher:
         depth = 0
         if native.calls_python:
             # Native calls must not go deeper than CPython would allow from here.
-            budget = sys.getrecursionlimit() - _stack_depth() - _RECURSION_MARGIN
+            budget = sys.getrecursionlimit() - _stack_depth() - RECURSION_MARGIN
             if budget <= 0:
                 return self._interpret(args, kwargs, here)
             depth = max(0, MAX_DEPTH - budget)
@@ -207,9 +206,7 @@ class Dispatcher:
                 status = None  # cffi refused an argument: an int beyond int64
         finally:
             if parked.i:
-                from .lower.runtime import unpark
-
-                record = unpark(parked.i)
+                record = resume.unpark(parked.i)
         if status is None:
             # (outside the handler: an exception of the function's own would otherwise
             # carry cffi's OverflowError as its __context__)
@@ -253,11 +250,9 @@ class Dispatcher:
 
     def _deopt(self, args: tuple[Any, ...], record: bytes, here: Any = None) -> Any:
         """Finish a call that native code handed back, from its deopt record
-        (`lower/runtime.read_record`); `here` as for `_call_generic`, where the call
+        (`resume.read_record`); `here` as for `_call_generic`, where the call
         starts again from the top."""
-        from .lower.runtime import SPECULATIVE_DEOPT, read_record
-
-        line, number, words = read_record(record)
+        line, number, words = resume.read_record(record)
         if number and resume.point(number).pyfunc is not self.py_func:
             # Another function's point (a native callee's, passed on by a caller that
             # records none: one that does not write, which the compiler allows only
@@ -344,9 +339,9 @@ class Dispatcher:
             if self._entry is None:
                 from .counters import Entry, Known, Sampler
                 from .fastpath import SAMPLE_CAP
-                from .typing.specialize import MISSING as ABSENT
+                from .opt.specialize import MISSING as ABSENT
 
-                from .counters import FALL, Unfinished
+                from .abi import FALL, Unfinished
 
                 self._entry = Entry(self._nparams, FALL, Unfinished, ABSENT)
                 self._known = Known(self._nparams, ())
@@ -438,6 +433,7 @@ class Dispatcher:
             start = time.perf_counter()
             try:
                 spec = COMPILER.compile(self.py_func, argtypes)
+                resume.register(spec.all_resume_points())  # before any of its code runs
                 native = _Native(spec)
             except CompileError as e:
                 self._fail(key, str(e), e)
@@ -634,10 +630,6 @@ MAX_SIGNATURES = 256
 #: through the generic path's dictionary): each costs every call a few type tests.
 MAX_FAST_PATHS = 8
 
-#: Frames kept in reserve when giving native code a recursion budget, so that
-#: off-by-one differences in how versions count frames never matter.
-_RECURSION_MARGIN = 50
-MAX_DEPTH = 2000  # the same as lower.codegen.MAX_DEPTH (not imported: that loads llvmlite)
 
 
 def _stack_depth() -> int:

@@ -49,7 +49,7 @@ from __future__ import annotations
 import types as pytypes
 from typing import Any, Sequence
 
-from .counters import FALL, HERE, OWN_NAMES, Unfinished
+from .abi import FALL, HERE, OWN_NAMES, Unfinished
 
 
 MISSING = object()

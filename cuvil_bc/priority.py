@@ -21,8 +21,10 @@ import contextlib
 import os
 from typing import Iterator
 
-from . import counters  # noqa: F401 (made with the counters' type: the lock a claim holds)
 from ._runtime import lib
+from .abi import runtime_types
+
+runtime_types()  # (made with the runtime's types: the lock a claim holds)
 
 _claim: tuple[int, int] | None = None  # (thread, deadline in cb_monotonic_ns)
 

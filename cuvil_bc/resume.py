@@ -12,19 +12,23 @@ instruction (`decode/resume.py`). Between a resume point and any guard after it 
 is written, so the interpreter redoes only side-effect-free work, and the final state
 and the result or exception are CPython's own.
 
-Each point says how to rebuild every value (`Slot`): from words (ints, floats, bools,
+Code generation describes each point (lower/points.py) and returns the descriptions with
+the compiled function; the dispatcher `register`s them before its code can run. Each
+point says how to rebuild every value (`Slot`): from words (ints, floats, bools,
 NumPy scalars, tuples and unions of them, a range iterator), from a compile-time
 constant, from the call's arguments (arrays), or not at all (an unbound local).
 """
 
 from __future__ import annotations
 
+import struct
 import threading
 import types as pytypes
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Mapping
 
+from .abi import RECORD_WORDS
 from .frames import hidden_frames
+from .lower.points import ResumeInfo, state_words
 from .typing.types import (
     BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, NpScalar, TupleType, Type,
     UnionType,
@@ -32,39 +36,6 @@ from .typing.types import (
 
 #: Marks an unbound local in a rebuilt state.
 UNBOUND = object()
-
-
-@dataclass(frozen=True)
-class Slot:
-    """How to rebuild one value: ``("words", type, first word, owns)``,
-    ``("const", value)``, ``("arg", index)`` or ``("unbound",)``. A natively allocated
-    array in words comes with a reference that the rebuilt ndarray takes over when
-    `owns` (the first slot of each owning value)."""
-
-    kind: str
-    arg: Any = None
-    offset: int = 0
-    owns: bool = False
-
-
-def words(t: Type) -> int | None:
-    """How many words a value of type `t` takes in the resume state (None: it cannot
-    be rebuilt from words)."""
-    if t in (INT, FLOAT, BOOL) or isinstance(t, NpScalar):
-        return 1
-    if t in (NONE, UNDEF):
-        return 0
-    if t == RANGE_ITER:
-        return 3  # next value, step, items left
-    if isinstance(t, ArrayType):
-        return 2 + 2 * t.ndim
-    if isinstance(t, TupleType):
-        parts = [words(i) for i in t.items]
-        return None if None in parts else sum(parts)  # type: ignore[arg-type]
-    if isinstance(t, UnionType):
-        parts = [words(o) for o in t.options]
-        return None if None in parts else 1 + sum(parts)  # type: ignore[arg-type]
-    return None
 
 
 class _Arrays:
@@ -76,8 +47,8 @@ class _Arrays:
         self.made: dict[int, Any] = {}
 
     def get(self, w: Any, k: int, t: ArrayType, owns: bool) -> Any:
-        from .lower.boxing import argument_array, owned_array
-        from .lower.runtime import lib
+        from ._runtime import lib  # type: ignore[attr-defined]
+        from .boxing import argument_array, owned_array
 
         meminfo = int(w[k + 1 + 2 * t.ndim].i)
         data = int(w[k].i)
@@ -132,7 +103,7 @@ def _rebuild(t: Type, w: Any, k: int, arrays: _Arrays | None = None, owns: bool 
         out = []
         for item in t.items:
             out.append(_rebuild(item, w, k, arrays, owns))
-            k += words(item)  # type: ignore[operator]
+            k += state_words(item)  # type: ignore[operator]
         return tuple(out)
     assert isinstance(t, UnionType), t
     tag = int(w[k].i)
@@ -140,21 +111,20 @@ def _rebuild(t: Type, w: Any, k: int, arrays: _Arrays | None = None, owns: bool 
     for i, opt in enumerate(t.options):
         if i == tag:
             return _rebuild(opt, w, k, arrays, owns)
-        k += words(opt)  # type: ignore[operator]
+        k += state_words(opt)  # type: ignore[operator]
     raise AssertionError(f"bad union tag {tag} for {t}")
 
 
-@dataclass(eq=False)
 class ResumePoint:
-    """Resume `pyfunc` at bytecode byte `offset`: local `names[k]` is rebuilt by
-    `slots[k]`, the operand stack (bottom first) by the slots after them."""
+    """A resume point (`ResumeInfo`) and the continuations made for it."""
 
-    pyfunc: pytypes.FunctionType
-    offset: int
-    line: int
-    names: tuple[str, ...]
-    slots: tuple[Slot, ...]
-    _functions: dict[tuple[str, ...], pytypes.FunctionType] = field(default_factory=dict)
+    def __init__(self, info: ResumeInfo) -> None:
+        self.pyfunc = info.pyfunc
+        self.offset = info.offset
+        self.line = info.line
+        self.names = info.names
+        self.slots = info.slots
+        self._functions: dict[tuple[str, ...], pytypes.FunctionType] = {}
 
     def function(self, bound: tuple[str, ...]) -> pytypes.FunctionType:
         """The continuation taking the values of the `bound` locals and the stack."""
@@ -187,16 +157,39 @@ class ResumePoint:
         return self.function(bound)(state)
 
 
-_points: list[ResumePoint] = []
+_points: dict[int, ResumePoint] = {}
 _lock = threading.Lock()
 
 
-def register(point: ResumePoint) -> int:
-    """Number `point` for native code to report (1, 2, ...)."""
+def register(infos: Mapping[int, ResumeInfo]) -> None:
+    """Make the resume points of newly compiled code (by number) known to `point`."""
     with _lock:
-        _points.append(point)
-        return len(_points)
+        for number, info in infos.items():
+            if number not in _points:
+                _points[number] = ResumePoint(info)
 
 
 def point(number: int) -> ResumePoint:
-    return _points[number - 1]
+    return _points[number]
+
+
+def unpark(address: int) -> bytes:
+    """The deopt record that a compiled function's cffi entry parked at `address`
+    (cb_park_deopt), as bytes, as the C entry gives it; its memory is freed."""
+    from ._runtime import ffi, lib  # type: ignore[attr-defined]
+
+    record = ffi.cast("cb_word *", address)
+    data = ffi.buffer(record, 8 * (RECORD_WORDS + int(record[2].i)))[:]
+    lib.cb_free_record(record)
+    return data
+
+
+def read_record(record: bytes) -> tuple[int, int, Any]:
+    """A deopt record's line (with SPECULATIVE_DEOPT), resume point (0: none) and
+    resume words (a `cb_word` array of their own)."""
+    from ._runtime import ffi  # type: ignore[attr-defined]
+
+    line, number, count = struct.unpack_from(f"{RECORD_WORDS}q", record)
+    words = ffi.new("cb_word[]", max(1, count))
+    ffi.memmove(words, record[8 * RECORD_WORDS :], 8 * count)
+    return line, number, words

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import cuvil_bc
-from cuvil_bc.lower.runtime import Entry
+from cuvil_bc.counters import Entry
 from cuvil_bc.testing import check, check_with, compile_source, native_ran
 
 

@@ -1,8 +1,9 @@
 """Golden tests: Python source in, the text of each pipeline stage out.
 
 Stages: ``decode`` and ``cfg`` (version-specific), ``built`` (SSA straight from the
-builder), one stage per pass run alone on the built IR, ``optimized`` (the full
-pipeline after global resolution) and ``typed``. Regenerate the expectations with
+builder), one stage per clean-up pass run alone on the built IR, then the IR after
+the compiler's stages (cuvil_bc/pipeline.py) ``clean-specialized`` (as ``optimized``),
+``narrow`` and ``speculate`` (all of them: as ``typed``). Regenerate the expectations with
 ``CUVIL_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` and review the diff.
 
 Expected text is in tests/golden/<case>.<stage>.txt; a version whose text differs has
@@ -18,13 +19,12 @@ from typing import Callable
 
 import pytest
 
+from cuvil_bc import pipeline
 from cuvil_bc.cfg import build_cfg
 from cuvil_bc.compiler import Compiler
 from cuvil_bc.decode import decode
 from cuvil_bc.ir import build_ir, format_function, verify
-from cuvil_bc.ir.passes import constfold, copyprop, dce, narrow, simplifycfg
-from cuvil_bc.ir.pipeline import optimize
-from cuvil_bc.typing.specialize import bind_calls, resolve_globals
+from cuvil_bc.ir.passes import constfold, copyprop, dce, simplifycfg
 from cuvil_bc.typing.types import parse_signature
 
 from . import golden_cases
@@ -56,26 +56,26 @@ def _one_pass(run: Callable[..., bool]) -> Callable[[str], str]:
     return stage
 
 
-def _optimized(case: str) -> str:
-    fn = _built(case)
-    optimize(fn, verify_each=True)
-    resolve_globals(fn, _func(case))
-    bind_calls(fn)
-    optimize(fn, verify_each=True)
-    return format_function(fn)
+def _until(stage: str) -> Callable[[str], str]:
+    """The IR after the compiler's stages up to `stage` (before typing)."""
 
+    def run(case: str) -> str:
+        driver = Compiler()
+        driver.verify_each = True
+        work = pipeline.run(pipeline.Work(pyfunc=_func(case)), driver, until=stage)
+        assert work.fn is not None
+        verify(work.fn)
+        return format_function(work.fn)
 
-def _narrowed(case: str) -> str:
-    fn = _built(case)
-    optimize(fn, verify_each=True)
-    narrow.run(fn)
-    verify(fn)
-    return format_function(fn)
+    return run
 
 
 def _typed(case: str) -> str:
-    spec = Compiler().typed(_func(case), parse_signature(golden_cases.CASES[case]))
-    assert spec.fn is not None
+    """All the stages, through the compiler itself."""
+    driver = Compiler()
+    driver.verify_each = True
+    spec = driver.typed(_func(case), parse_signature(golden_cases.CASES[case]))
+    assert spec.finished and spec.fn is not None
     verify(spec.fn, typed=True)
     return f"returns {spec.return_type}\n" + format_function(spec.fn)
 
@@ -84,12 +84,12 @@ STAGES: dict[str, Callable[[str], str]] = {
     "decode": lambda case: decode(_func(case).__code__).text(),
     "cfg": lambda case: build_cfg(decode(_func(case).__code__)).text(),
     "built": lambda case: format_function(_built(case)),
-    "copyprop": _one_pass(copyprop.run),
+    "copyprop": _one_pass(copyprop.run),  # (run alone, each pass knows only the IR: ir/facts.py)
     "constfold": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn)),
     "simplifycfg": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn) | simplifycfg.run(fn)),
     "dce": _one_pass(lambda fn: copyprop.run(fn) | dce.run(fn)),
-    "optimized": _optimized,
-    "narrow": _narrowed,
+    "optimized": _until("clean-specialized"),
+    "narrow": _until("narrow"),
     "typed": _typed,
 }
 

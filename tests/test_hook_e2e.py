@@ -727,7 +727,7 @@ def test_the_code_that_boxing_generates_is_executed_as_code_objects(monkeypatch:
     import builtins
     import types
 
-    from cuvil_bc.lower import boxing
+    from cuvil_bc import boxing
     from cuvil_bc.typing.types import FLOAT, INT, TupleType
 
     given_kinds = []

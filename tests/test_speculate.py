@@ -1,4 +1,4 @@
-"""Speculation (ir/passes/speculate.py): ops hoisted above their branch give CPython's
+"""Speculation (opt/speculate.py): ops hoisted above their branch give CPython's
 results, and a speculated guard that fails only costs one recompile."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Which op tests which float value in a function that only reads (lower/untested.py).
+"""Which op tests which float value in a function that only reads (opt/untested.py).
 
 np.float64 ``+ - *`` are not tested where they run: a later op tests a value that is
 non-finite whenever theirs is, or they test themselves. Each shape here once lost a
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cuvil_bc.lower.untested import UntestedFloats
+from cuvil_bc.opt.untested import UntestedFloats
 from cuvil_bc.testing import check, compile_source, native_ran, overflowing_vectors
 
 

@@ -15,9 +15,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..decode import CONDITIONAL, UNCONDITIONAL, Decoded, Instr
+from .dominance import immediate_dominators, natural_loops
 
 
-@dataclass
+@dataclass(eq=False)
 class Block:
     """Instructions `start` to `end` (inclusive) of the decoded list."""
 
@@ -127,47 +128,10 @@ def _rpo(entry: Block) -> list[Block]:
 
 
 def _dominators(entry: Block) -> dict[int, Block | None]:
-    """Cooper, Harvey and Kennedy's iterative algorithm over reverse postorder."""
-    order = _rpo(entry)
-    number = {b.index: n for n, b in enumerate(order)}
-    idom: dict[int, Block | None] = {entry.index: entry}
-
-    def intersect(a: Block, b: Block) -> Block:
-        while a is not b:
-            while number[a.index] > number[b.index]:
-                a = idom[a.index]  # type: ignore[assignment]
-            while number[b.index] > number[a.index]:
-                b = idom[b.index]  # type: ignore[assignment]
-        return a
-
-    changed = True
-    while changed:
-        changed = False
-        for b in order[1:]:
-            done = [p for p in b.preds if p.index in idom and p.index in number]
-            new = done[0]
-            for p in done[1:]:
-                new = intersect(p, new)
-            if idom.get(b.index) is not new:
-                idom[b.index] = new
-                changed = True
-    idom[entry.index] = None
-    return idom
+    return {b.index: d for b, d in immediate_dominators(_rpo(entry), lambda b: b.preds).items()}
 
 
 def _natural_loops(cfg: CFG) -> dict[int, set[int]]:
-    loops: dict[int, set[int]] = {}
-    reachable = {b.index for b in cfg.rpo()}
-    for b in cfg.blocks:
-        if b.index not in reachable:
-            continue
-        for s in b.succs:
-            if cfg.dominates(s, b):  # back edge b -> s
-                body = loops.setdefault(s.index, {s.index})
-                work = [b]
-                while work:
-                    n = work.pop()
-                    if n.index not in body:
-                        body.add(n.index)
-                        work.extend(p for p in n.preds if p.index in reachable)
-    return loops
+    idom = {b: cfg.idom[b.index] for b in cfg.rpo()}
+    loops = natural_loops(cfg.blocks, lambda b: b.succs, lambda b: b.preds, idom)
+    return {header.index: {b.index for b in body} for header, body in loops.items()}

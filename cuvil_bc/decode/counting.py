@@ -20,7 +20,7 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Sequence
 
-from ..counters import FALL, HERE, OWN_NAMES, Counter, NativeCall, Unfinished, is_placeholder, placeholder
+from ..abi import FALL, HERE, OWN_NAMES, Unfinished, is_placeholder, placeholder, runtime_types
 from . import rawcode
 from .percode import per_code
 
@@ -59,7 +59,12 @@ def _counter_units(const_index: int) -> bytes:
 def is_counter_constant(value: object) -> bool:
     """A counter's callee: live, a placeholder from the cache, or ``NoneType`` (a
     counter pickled by value and loaded where the hook is not running)."""
-    return isinstance(value, Counter) or value is type(None) or is_placeholder(value)
+    return isinstance(value, _counter_type()) or value is type(None) or is_placeholder(value)
+
+
+@lru_cache(maxsize=1)
+def _counter_type() -> type:
+    return runtime_types().Counter  # (csrc/counter.c; what cuvil_bc/counters.py calls Counter)
 
 
 def counter_positions(items: Sequence[Any]) -> set[int]:
@@ -150,9 +155,9 @@ def _to_code(abstract: "bytecode.Bytecode", original: types.CodeType, stacksize:
 _BODY = "__cuvil_bc_body__"  # the template's statement that the function's body replaces
 
 
-def trampoline(code: types.CodeType, native: NativeCall) -> types.CodeType:
+def trampoline(code: types.CodeType, native: Any) -> types.CodeType:
     """`code` behind a prefix that passes its parameters on to `native` (its C entry,
-    then its function or its deopt: see `NativeCall`) and returns what it returns,
+    then its function or its deopt: see `counters.NativeCall`) and returns what it returns,
     unless the constant that holds `native` is None: in a process the function was
     pickled into by value (`NativeCall` pickles as None), `code` itself runs, as
     written. Where the dispatcher's deopt path answers `HERE`, the call runs

@@ -55,12 +55,12 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any
 
-from .. import __version__
-from ..counters import is_placeholder
+from ..abi import VERSION
+from ..abi import is_placeholder
 from .rewrite import FORMAT, FunctionInfo
 
 MAGIC = b"CUVILBC\0"
-TAG = f"cuvil_bc-{__version__}-r{FORMAT}"
+TAG = f"cuvil_bc-{VERSION}-r{FORMAT}"
 _HEADER_SIZE = 40  # magic (8 bytes), fingerprint (8), basis (16), check (8)
 _PREFIX = 32  # magic, fingerprint and basis: the same in both files that one `store` writes
 
@@ -69,6 +69,7 @@ _PREFIX = 32  # magic, fingerprint and basis: the same in both files that one `s
 #: them back, the front end that decides which functions are candidates, and this file.
 #: tests/test_hook_cache.py checks that a rewrite runs no other module of cuvil_bc.
 SHAPERS = (
+    "abi.py",
     "counters.py",
     "errors.py",
     "hook/cache.py",
@@ -124,7 +125,7 @@ def fingerprint() -> bytes:
     global _fingerprint
     if _fingerprint is None:
         package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        parts = [MAGIC, importlib.util.MAGIC_NUMBER, __version__.encode()]
+        parts = [MAGIC, importlib.util.MAGIC_NUMBER, VERSION.encode()]
         for name in SHAPERS:
             parts += [name.encode(), _contents(os.path.join(package, name))]
         _fingerprint = importlib.util.source_hash(b"".join(len(p).to_bytes(8, "little") + p for p in parts))

@@ -423,9 +423,11 @@ class Runtime:
         tramp = trampoline(plain, call)
         call.function = sampler = Sampler(dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp, dispatcher))
         record.samplers.append(sampler)
-        from .. import originals
+        from ..compiler import COMPILER
+        from . import originals
 
         originals.register(tramp, copy)
+        COMPILER.original = originals.original  # code that calls `func` compiles `copy`
         record.dispatchers.append(dispatcher)
         with self.lock:
             record.swapped += [(ref(func), plain, tramp) for func in functions]

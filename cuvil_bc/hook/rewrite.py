@@ -20,7 +20,7 @@ from __future__ import annotations
 import collections
 import types
 
-from ..counters import OWN_NAMES
+from ..abi import OWN_NAMES
 from ..errors import VARIADIC, CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
@@ -99,16 +99,15 @@ def front_end_reason(code: types.CodeType) -> str:
     """Why the compiler's front end refuses `code` (a counted function; the decoder
     drops its counters), or why compiling it alone would not pay; "" when it is
     worth compiling."""
-    from ..cfg import build_cfg
-    from ..decode import decode
-    from ..ir import build_ir
+    from .. import pipeline
     from ..ir import ops as O
 
     try:
-        cfg = build_cfg(decode(code))
-        fn = build_ir(cfg)
+        work = pipeline.run(pipeline.Work(code), until="ir")
     except CompileError as e:
         return str(e)
+    cfg, fn = work.cfg, work.fn
+    assert cfg is not None and fn is not None
     if cfg.loops:
         return ""
     if not any(isinstance(op, O.BinOp) for op in fn.ops()):

@@ -4,22 +4,23 @@ Every op is a small class whose operands are `Value` references. Non-op values a
 function arguments (`Arg`), constants (`Const`) and the marker for an unbound local
 (`Undef`); they live outside blocks. Only the last op of a block is a `ControlOp`.
 
-Each value gets a `type` once `cuvil_bc.typing` has run; before that it is None.
+Each value gets a `type` once `cuvil_bc.typing` has run; before that it is None. (The
+IR does not know what a type is: typing comes after it, and passes that need to know
+more than the IR says are told by the pipeline, ir/facts.py.)
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Callable, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
-    from ..typing.types import Type
     from .function import BasicBlock
 
 
 class Value:
     """Anything an op can use as an operand."""
 
-    type: "Type | None" = None
+    type: Any = None  # a typing.types.Type, once typed
 
 
 class Arg(Value):
@@ -48,7 +49,7 @@ class Op(Value):
 
     block: "BasicBlock | None" = None
     line: int | None = None
-    #: Hoisted above the branch that guarded it (passes/speculate.py): its guards may
+    #: Hoisted above the branch that guarded it (opt/speculate.py): its guards may
     #: fail where CPython would not have run it.
     speculative: bool = False
     #: Whether the op can be removed when unused and its operands cannot make it raise.
@@ -59,9 +60,6 @@ class Op(Value):
 
     def replace_operand(self, old: Value, new: Value) -> None:
         raise NotImplementedError
-
-    def accept(self, visitor: "OpVisitor") -> Any:
-        return getattr(visitor, "visit_" + type(self).__name__)(self)
 
 
 class _Operands(Op):
@@ -338,16 +336,3 @@ class Raise(ControlOp):
 
     def __init__(self, exc: Value) -> None:
         self.exc = exc
-
-
-class OpVisitor:
-    """One method per op class; `Op.accept` dispatches to ``visit_<ClassName>``."""
-
-    visit_Phi: Callable[[Phi], Any]
-
-
-ALL_OPS: tuple[type[Op], ...] = (
-    Phi, BinOp, UnaryOp, Compare, Truth, LoadGlobal, LoadAttr, Call, BuildTuple, Unpack,
-    TupleGet, Subscript, StoreItem, Checkpoint, Narrow, GetIter, IterValue, Jump, Branch, ForIter,
-    Return, Raise,
-)

@@ -17,7 +17,7 @@ PURE_BUILTINS = frozenset(
 )
 
 #: Modules whose attributes the specialiser resolves to constants (each guarded, see
-#: typing/specialize.py), so that ``math.sqrt(x)`` compiles like ``sqrt(x)``.
+#: opt/specialize.py), so that ``math.sqrt(x)`` compiles like ``sqrt(x)``.
 CONSTANT_MODULES = (math,)
 
 

@@ -7,9 +7,8 @@ typed IR, that every value has a type.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from . import ops as O
+from .dominance import dominance
 from .function import BasicBlock, Function
 
 
@@ -23,50 +22,6 @@ def verify(fn: Function, *, typed: bool = False) -> None:
         from .printer import format_function
 
         raise VerifyError("\n".join(errors) + "\n" + format_function(fn))
-
-
-def dominators(fn: Function) -> dict[BasicBlock, BasicBlock | None]:
-    order = fn.rpo()
-    number = {b: n for n, b in enumerate(order)}
-    preds = fn.predecessors()
-    idom: dict[BasicBlock, BasicBlock | None] = {fn.entry: fn.entry}
-
-    def intersect(a: BasicBlock, b: BasicBlock) -> BasicBlock:
-        while a is not b:
-            while number[a] > number[b]:
-                a = idom[a]  # type: ignore[assignment]
-            while number[b] > number[a]:
-                b = idom[b]  # type: ignore[assignment]
-        return a
-
-    changed = True
-    while changed:
-        changed = False
-        for b in order[1:]:
-            done = [p for p in preds[b] if p in idom and p in number]
-            new = done[0]
-            for p in done[1:]:
-                new = intersect(p, new)
-            if idom.get(b) is not new:
-                idom[b] = new
-                changed = True
-    idom[fn.entry] = None
-    return idom
-
-
-def dominance(fn: Function) -> Callable[[BasicBlock, BasicBlock], bool]:
-    """``dominates(a, b)``: whether block `a` dominates block `b` in `fn` as it is now."""
-    idom = dominators(fn)
-
-    def dominates(a: BasicBlock, b: BasicBlock) -> bool:
-        node: BasicBlock | None = b
-        while node is not None:
-            if node is a:
-                return True
-            node = idom.get(node)
-        return False
-
-    return dominates
 
 
 def _check(fn: Function, typed: bool) -> list[str]:

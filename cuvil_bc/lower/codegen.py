@@ -15,8 +15,9 @@ from typing import Protocol
 
 from llvmlite import ir
 
+from ..abi import MAX_DEPTH, RESUME_SLOTS, VIEW_OF_ARGUMENT
 from ..ir import ops as O
-from ..ir.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, remainder_is_wrap, in_bounds_after_wrap, index_bounds
+from ..opt.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, remainder_is_wrap, in_bounds_after_wrap, index_bounds
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -32,9 +33,10 @@ from . import arrays, refcount, strips
 from .builtins import LOWERINGS
 from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, declare, llvm_param_types, llvm_type, meminfo_index
+from .points import ResumeInfo, Slot, new_number, state_words
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
-from .untested import UntestedFloats
+from ..opt.untested import UntestedFloats
 
 
 class Callee(Protocol):
@@ -46,10 +48,6 @@ class Callee(Protocol):
 class CalleeResolver(Protocol):
     def callee(self, func: object, argtypes: tuple[Type, ...]) -> Callee: ...
 
-
-#: Native call depth beyond which a call is handed back to CPython (which then applies
-#: its own recursion limit). Small enough for any thread's C stack.
-MAX_DEPTH = 2000
 
 #: Iterations of an innermost range loop between two tests for signals: long enough
 #: that the test and the restart of the vectorized loop cost nothing measurable, short
@@ -153,9 +151,13 @@ class FunctionLowering:
         resolver: CalleeResolver,
         self_calls: str | None = None,
         pyfunc: object = None,
+        resume_points: dict[int, ResumeInfo] | None = None,
     ) -> None:
         self.fn = fn
         self.pyfunc = pyfunc  # what a resume point hands back to (functions that write)
+        #: The resume points its code reports, by number (points.py): what the caller
+        #: hands on with the compiled function.
+        self.resume_points: dict[int, ResumeInfo] = {} if resume_points is None else resume_points
         self.ret = ret
         self.resolver = resolver
         self.symbol = symbol
@@ -756,7 +758,7 @@ class FunctionLowering:
     def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem, dims: int | None = None) -> ir.Value:
         """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the end;
         an index out of bounds deopts (CPython raises NumPy's IndexError). Indices that
-        `ir/bounds.py` proves in bounds (a loop over ``range(a.shape[k])``) are used as
+        `opt/bounds.py` proves in bounds (a loop over ``range(a.shape[k])``) are used as
         they are."""
         em, b = self.em, self.em.builder
         val, t = array
@@ -801,7 +803,7 @@ class FunctionLowering:
     def early_bounds_guards(self, block: BasicBlock) -> None:
         """Bounds-check, on entry to the block, the array indices that lie in
         ``[lo, upper)`` with ``lo >= 0`` (a loop over *another* array's extent, or a
-        constant one: see `ir/bounds.py`): the test ``upper > extent`` is
+        constant one: see `opt/bounds.py`): the test ``upper > extent`` is
         loop-invariant, so LLVM moves it out of the loop, where the per-index test
         would stay in it. It is conservative: it fails when the loop *could* step out
         of bounds, maybe before it does, or on a path that skips the access. A
@@ -1088,7 +1090,7 @@ class FunctionLowering:
         iterations instead: a test on every iteration would keep LLVM from
         vectorizing them (see `Chunked`). A loop that runs in strips (strips.py) tests
         at its header, which it reaches once per strip."""
-        from .untested import natural_loops
+        from ..ir.dominance import natural_loops
 
         loops = natural_loops(self.fn)
         polled: set[BasicBlock] = set()
@@ -1245,7 +1247,7 @@ class FunctionLowering:
 class ResumeState:
     """The state a deoptimisation after `checkpoint` hands to the interpreter: writes
     the checkpoint's `values` as resume words and reports its resume point (see
-    `cuvil_bc/resume.py`). Registered on first use."""
+    `cuvil_bc/resume.py`). Numbered on first use (`FunctionLowering.resume_points`)."""
 
     def __init__(self, lowering: FunctionLowering, checkpoint: O.Checkpoint, values: list[O.Value]) -> None:
         self.lowering = lowering
@@ -1259,7 +1261,6 @@ class ResumeState:
     def emit(self) -> set[O.Value]:
         """Store the state and report the point, at the builder's position; return the
         owned arrays whose references go with it."""
-        from .. import resume
         from ..decode.resume import null_layout
 
         lw, em = self.lowering, self.lowering.em
@@ -1267,42 +1268,38 @@ class ResumeState:
         cp = self.checkpoint
         if cp.offset < 0 or lw.pyfunc is None or null_layout(lw.pyfunc.__code__, cp.offset, len(self.values) - len(cp.names)) is None:
             raise Unsupported("a guard at a point the interpreter cannot resume from", lw.fn.location(cp))
-        slots: list[resume.Slot] = []
+        slots: list[Slot] = []
         stores: list[tuple[ir.Value, Type, int]] = []
         handed: set[O.Value] = set()  # owned arrays whose reference the interpreter takes
         used = 0
         for v in self.values:
             t = value_type(v)
             if isinstance(v, O.Undef):
-                slots.append(resume.Slot("unbound"))
+                slots.append(Slot("unbound"))
             elif isinstance(v, O.Const):
-                slots.append(resume.Slot("const", v.value))
+                slots.append(Slot("const", v.value))
             elif isinstance(v, O.Arg) and isinstance(t, ArrayType):
-                slots.append(resume.Slot("arg", v.index))
+                slots.append(Slot("arg", v.index))
             elif t == BOTTOM:
-                slots.append(resume.Slot("const", None))  # never reached
+                slots.append(Slot("const", None))  # never reached
             elif isinstance(t, ObjType):
-                slots.append(resume.Slot("const", t.obj))  # known at compile time (a.dtype)
+                slots.append(Slot("const", t.obj))  # known at compile time (a.dtype)
             else:
-                n = resume.words(t)
+                n = state_words(t)
                 if n is None:
                     raise Unsupported(f"resuming the interpreter with a {t} live", lw.fn.location(cp))
                 mine = refcount.holder(v)
                 owns = mine is not None and mine in lw.held and mine not in handed
                 if owns:
                     handed.add(mine)
-                slots.append(resume.Slot("words", t, used, owns))
+                slots.append(Slot("words", t, used, owns))
                 stores.append((lw.get(v)[0], t, used))
                 used += n
-        from .runtime import RESUME_SLOTS
-
-        if used > RESUME_SLOTS:
+        if used > RESUME_SLOTS:  # (csrc/runtime.c keeps that many words per thread)
             raise Unsupported("too many live values to resume the interpreter", lw.fn.location(cp))
         if self.number is None:
-            names = tuple(cp.names)
-            self.number = resume.register(
-                resume.ResumePoint(lw.pyfunc, cp.offset, cp.line or lw.fn.firstlineno, names, tuple(slots))  # type: ignore[arg-type]
-            )
+            self.number = new_number()
+            lw.resume_points[self.number] = ResumeInfo(lw.pyfunc, cp.offset, cp.line or lw.fn.firstlineno, tuple(cp.names), tuple(slots))  # type: ignore[arg-type]
         words = b.call(em.declare("cb_deopt_slots", I64.as_pointer(), []), [])
         for val, t, index in stores:
             store_words(b, words, val, t, index)
@@ -1343,19 +1340,16 @@ def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: i
 
 
 def lower_recursive(
-    module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None
+    module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None,
+    resume_points: dict[int, ResumeInfo] | None = None,
 ) -> None:
     """Lower a function that calls itself as two copies that call each other: LLVM
     inlines the private copy into the public one, so each native call does the work
-    of two levels of the recursion (the depth count still goes up by one a level)."""
+    of two levels of the recursion (the depth count still goes up by one a level).
+    The resume points of both go into `resume_points`."""
     twin = f"{symbol}.twin"
-    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc).run()
-    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc).run().linkage = "internal"
-
-
-#: Added to an argument's meminfo (-(k + 1)) in a view of that argument, so that
-#: returning the view does not return the argument itself (see boxing.box_array).
-VIEW_OF_ARGUMENT = 1 << 32
+    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc, resume_points=resume_points).run()
+    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc, resume_points=resume_points).run().linkage = "internal"
 
 
 def _view_meminfo(b: ir.IRBuilder, meminfo: ir.Value) -> ir.Value:

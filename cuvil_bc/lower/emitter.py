@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type
-from .runtime import SPECULATIVE_DEOPT as SPECULATIVE
+from ..abi import SPECULATIVE_DEOPT as SPECULATIVE
 
 if TYPE_CHECKING:
     from .strips import StripLog
@@ -41,7 +41,7 @@ class Emitter:
         self.builder = ir.IRBuilder(self.alloca_block)
         self._deopt_blocks: dict[int, ir.Block] = {}
         self.line = 0
-        self.speculative = False  # lowering an op hoisted by ir/passes/speculate.py
+        self.speculative = False  # lowering an op hoisted by opt/speculate.py
         self.float_warning_check = "precise"  # for np.float64 arithmetic (codegen.float_warning_check)
         self.float_error_check = "precise"  # for math functions (codegen.absorbs_check)
         #: A function that writes to memory deopts by resuming the interpreter (see
@@ -364,9 +364,6 @@ class Emitter:
         for v, b in incoming:
             phi.add_incoming(v, b)
         return phi
-
-    def select_typed(self, cond: ir.Value, a: Typed, b: Typed, result: Type) -> ir.Value:
-        return self.builder.select(cond, self.coerce(a[0], a[1], result), self.coerce(b[0], b[1], result))
 
 
 def _fits(src: Type, dst: Type) -> bool:

@@ -13,7 +13,7 @@ that call.
 A body qualifies (`vector_plan`) when it is one block of:
 
 * float64 element reads ``a[..., item + c]`` of unit-stride float64 arrays, every
-  index proven in bounds (`ir/bounds.py`) or tested before the loop
+  index proven in bounds (`opt/bounds.py`) or tested before the loop
   (`FunctionLowering.early_bounds_guards`), every index but the last loop-invariant;
 * float ``+ - *`` (Python floats or np.float64) of those, loop-invariant floats and
   numeric constants;
@@ -153,7 +153,7 @@ def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock) -> bool:
 def bounds_ready(lw: "FunctionLowering", plan: VectorPlan) -> bool:
     """Whether every index of every access is proven in bounds or was tested before
     the loop: a vector access must never need a per-element test."""
-    from ..ir.bounds import in_bounds
+    from ..opt.bounds import in_bounds
 
     for op in plan.loads + (plan.store,):
         for k, index in enumerate(indices(op)):

@@ -22,12 +22,12 @@ from __future__ import annotations
 from llvmlite import ir
 
 from ..typing.types import BOOL, FLOAT, INT, RANGE, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType
+from .layout import c_param_types, words  # noqa: F401 (the boundary layout, also call time's)
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
-I128 = ir.IntType(128)
 F64 = ir.DoubleType()
 ITER = ir.LiteralStructType([I64, I64, I64, I64])  # cur, step, remaining, item
 RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
@@ -71,39 +71,6 @@ def llvm_type(t: Type) -> ir.Type:
     if isinstance(t, UnionType):
         return ir.LiteralStructType([I8] + [llvm_type(o) for o in t.options])
     return I8  # None, compile-time objects, bottom
-
-
-def words(t: Type) -> int:
-    """How many 64-bit words a value of type `t` takes across the boundary."""
-    if isinstance(t, NpScalar):
-        return 1
-    if isinstance(t, ArrayType):
-        return 2 + 2 * t.ndim
-    if t in (BOOL, INT, FLOAT):
-        return 1
-    if isinstance(t, TupleType):
-        return sum(words(i) for i in t.items)
-    if isinstance(t, UnionType):
-        return 1 + sum(words(o) for o in t.options)
-    return 0
-
-
-def c_param_types(t: Type) -> list[str]:
-    """The C types of the flattened parameters for an argument of type `t`."""
-    if isinstance(t, NpScalar):
-        return c_param_types(t.base)
-    if isinstance(t, ArrayType):
-        # The data pointer is a pointer for cffi (a buffer from `ffi.from_buffer` is
-        # cheaper than `a.ctypes.data`); the entry point takes it as an i64, which
-        # the x86-64 and AArch64 calling conventions pass alike.
-        return ["char *"] + ["int64_t"] * (2 * t.ndim)
-    if t in (BOOL, INT):
-        return ["int64_t"]
-    if t == FLOAT:
-        return ["double"]
-    if isinstance(t, TupleType):
-        return [c for i in t.items for c in c_param_types(i)]
-    return []
 
 
 def llvm_param_types(t: Type) -> list[ir.Type]:

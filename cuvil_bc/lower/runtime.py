@@ -8,21 +8,18 @@ registers the runtime's symbols with LLVM so that JIT-compiled code can call the
 from __future__ import annotations
 
 import math
-import struct
-from typing import Any
 
 import llvmlite.binding as llvm
 
 from .._runtime import ffi, lib  # type: ignore[import-not-found]
-from ..counters import published_types
+from .. import abi
 
-#: The C runtime this Python code was written against (csrc/runtime.c). A build left
-#: over from older sources (an editable install not rebuilt) would be called with the
-#: wrong signatures, so it is refused: compiling then fails and calls run in CPython.
-ABI_VERSION = 22
-if lib.cb_abi_version() != ABI_VERSION:
+# The C runtime must be the one this Python code was written against (abi.ABI_VERSION).
+# A build left over from older sources (an editable install not rebuilt) would be called
+# with the wrong signatures, so it is refused: compiling then fails, calls run in CPython.
+if lib.cb_abi_version() != abi.ABI_VERSION:
     raise ImportError(
-        f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {ABI_VERSION}): "
+        f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {abi.ABI_VERSION}): "
         "reinstall cuvil_bc (pip install -e .) to rebuild it"
     )
 from ..typing.signatures import VIA_CPYTHON
@@ -30,7 +27,7 @@ from ..typing.signatures import VIA_CPYTHON
 TWO_ARGS = frozenset({"hypot", "remainder"})
 #: The `fn` argument of cb_math_call indexes this tuple: (function, its argument count).
 MATH_VIA_CPYTHON = tuple((getattr(math, n), 2 if n in TWO_ARGS else 1) for n in VIA_CPYTHON)
-published_types().set_math_functions(MATH_VIA_CPYTHON)
+abi.runtime_types().set_math_functions(MATH_VIA_CPYTHON)
 
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
@@ -78,36 +75,3 @@ def watch_signals() -> None:
     watched_signal.__wrapped__ = original  # type: ignore[attr-defined]
     watched_signal.__cuvil_bc_wrapped__ = True  # type: ignore[attr-defined]
     signal.signal = watched_signal  # type: ignore[assignment]
-
-
-#: Set in a deopt code when the failed guard belonged to a speculated op
-#: (ir/passes/speculate.py); the rest of the code is the line.
-SPECULATIVE_DEOPT = 1 << 30
-
-
-#: Words of resume state native code may store (CB_RESUME_SLOTS in csrc/runtime.h).
-RESUME_SLOTS = int(lib.CB_RESUME_SLOTS)
-#: Words of a deopt record before its resume words: the line, the resume point (0:
-#: none) and the number of resume words (cb_park_deopt in csrc/runtime.h).
-RECORD_WORDS = int(lib.CB_RECORD_WORDS)
-
-
-def unpark(address: int) -> bytes:
-    """The deopt record that a compiled function's cffi entry parked at `address`
-    (cb_park_deopt), as bytes, as the C entry gives it; its memory is freed."""
-    record = ffi.cast("cb_word *", address)
-    data = ffi.buffer(record, 8 * (RECORD_WORDS + int(record[2].i)))[:]
-    lib.cb_free_record(record)
-    return data
-
-
-def read_record(record: bytes) -> tuple[int, int, Any]:
-    """A deopt record's line (with SPECULATIVE_DEOPT), resume point (0: none) and
-    resume words (a `cb_word` array of their own)."""
-    line, point, count = struct.unpack_from(f"{RECORD_WORDS}q", record)
-    words = ffi.new("cb_word[]", max(1, count))
-    ffi.memmove(words, record[8 * RECORD_WORDS :], 8 * count)
-    return line, point, words
-
-
-from ..counters import Entry  # noqa: E402,F401 (the C entry: see counters.py)

@@ -15,6 +15,7 @@ import types
 from typing import Callable
 
 from .. import ops as O
+from ..facts import UNTYPED, Facts
 from ..function import Function
 from ..purity import foldable_result, is_pure_callable
 
@@ -44,22 +45,20 @@ def _too_big(op: O.BinOp, a: object, b: object) -> bool:
     return False
 
 
-def _fold_none_test(op: O.Compare) -> object:
-    """``v is None`` on a typed `v`: known whenever its type says None or never None."""
+def _fold_none_test(op: O.Compare, facts: Facts) -> object:
+    """``v is None`` where `facts` know that `v` is always None or never is (its type)."""
     for v, other in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
-        if isinstance(other, O.Const) and other.value is None and not isinstance(v, O.Const) and v.type is not None:
-            from ...typing.types import NONE, options
-
-            kinds = {t == NONE for t in options(v.type)}
-            if len(kinds) == 1:
-                return kinds.pop() == (op.op == "is")
+        if isinstance(other, O.Const) and other.value is None:
+            known = facts.is_none(v)
+            if known is not None:
+                return known == (op.op == "is")
     return _NOFOLD
 
 
-def fold(op: O.Op) -> object:
+def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
     """The constant value of `op`, or `_NOFOLD`."""
     if isinstance(op, O.Compare) and op.op in ("is", "is not"):
-        known = _fold_none_test(op)
+        known = _fold_none_test(op, facts)
         if known is not _NOFOLD:
             return known
     vals = []
@@ -105,7 +104,7 @@ def fold(op: O.Op) -> object:
     return result if foldable_result(result) else _NOFOLD
 
 
-def run(fn: Function) -> bool:
+def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
     for block in fn.blocks:
         for op in list(block.ops):
@@ -113,7 +112,7 @@ def run(fn: Function) -> bool:
                 continue
             # Phis whose operands are all the same constant fold too (copyprop handles
             # the general case, this keeps the pipeline's fixpoint short).
-            value = fold(op) if not isinstance(op, O.Phi) else _NOFOLD
+            value = fold(op, facts) if not isinstance(op, O.Phi) else _NOFOLD
             if value is _NOFOLD:
                 continue
             fn.replace_all_uses(op, O.Const(value))

@@ -6,10 +6,11 @@ copy of that value, so its uses read the value directly.
 
 from __future__ import annotations
 
+from ..facts import UNTYPED, Facts
 from ..function import Function
 
 
-def run(fn: Function) -> bool:
+def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
     again = True
     while again:

@@ -9,10 +9,11 @@ depends on its operand types, so the pass removes more once the IR is typed.
 from __future__ import annotations
 
 from .. import ops as O
+from ..facts import UNTYPED, Facts
 from ..function import Function
 
 
-def removable(op: O.Op) -> bool:
+def removable(op: O.Op, facts: Facts = UNTYPED) -> bool:
     if isinstance(op, (O.Phi, O.IterValue)):
         return True
     if not op.pure:
@@ -23,14 +24,12 @@ def removable(op: O.Op) -> bool:
             # Building a builtin exception object has no effect. Only those: `int(x)` is
             # a call of a type too, and raises; a user's exception may run any __init__.
             return True
-    from ...typing.effects import may_raise  # typing knows which typed ops can raise
-
-    return not may_raise(op)
+    return not facts.may_raise(op)  # (typing knows which typed ops can raise)
 
 
-def run(fn: Function) -> bool:
+def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     live: set[O.Op] = set()
-    work: list[O.Op] = [op for op in fn.ops() if not removable(op)]
+    work: list[O.Op] = [op for op in fn.ops() if not removable(op, facts)]
     live.update(work)
     while work:
         op = work.pop()

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from .. import ops as O
 from ..function import BasicBlock, Function
-from ..verifier import dominance
+from ..dominance import dominance
 
 
 def _none_test(cond: O.Value) -> tuple[O.Value, bool] | None:

@@ -8,6 +8,7 @@ a branch whose targets are the same block becomes a jump.
 from __future__ import annotations
 
 from .. import ops as O
+from ..facts import UNTYPED, Facts
 from ..function import BasicBlock, Function
 
 
@@ -37,7 +38,7 @@ def _set_terminator(block: BasicBlock, op: O.ControlOp) -> None:
     op.block = block
 
 
-def run(fn: Function) -> bool:
+def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
     # Branches with a known condition or identical targets.
     for block in fn.blocks:

@@ -14,12 +14,11 @@ What remains tests the union's tag and deoptimises.
 from __future__ import annotations
 
 from .. import ops as O
+from ..facts import UNTYPED, Facts
 from ..function import Function
 
 
-def run(fn: Function) -> bool:
-    from ...typing.types import UNDEF, options  # typing knows which values may be unbound
-
+def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     maybe = _maybe_unbound(fn)
     changed = False
     for block in fn.blocks:
@@ -27,8 +26,9 @@ def run(fn: Function) -> bool:
             if not (isinstance(op, O.Narrow) and op.is_none is None):
                 continue
             value = op.value
-            if value.type is not None:  # typed
-                needless = UNDEF not in options(value.type)
+            known = facts.may_be_unbound(value)  # (typing knows it from the value's type)
+            if known is not None:
+                needless = not known
             else:
                 needless = not isinstance(value, O.Undef) and value not in maybe
             if needless:

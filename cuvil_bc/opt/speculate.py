@@ -22,10 +22,10 @@ very pattern such a branch usually exists for.
 
 from __future__ import annotations
 
-from .. import ops as O
-from ...typing.infer import value_type
-from ...typing.types import BOOL, FLOAT, INT
-from ..function import BasicBlock, Function
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..typing.infer import value_type
+from ..typing.types import BOOL, FLOAT, INT
 
 #: Ops hoisted from one arm at most: beyond that, the select saves less than the work
 #: added to the path that did not need it.

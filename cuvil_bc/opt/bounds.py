@@ -28,10 +28,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from . import ops as O
+from ..ir import ops as O
 
 if TYPE_CHECKING:
-    from .function import Function
+    from ..ir.function import Function
 
 #: (array value or None for a constant, dimension, offset): extent k of the array + offset.
 Upper = tuple[object, int, int]
@@ -208,7 +208,7 @@ class BranchFacts:
     comparisons of Python ints count (their truth is the comparison of the values)."""
 
     def __init__(self, fn: "Function") -> None:
-        from .verifier import dominators
+        from ..ir.dominance import dominators
 
         self.idom = dominators(fn)
         self.preds = fn.predecessors()

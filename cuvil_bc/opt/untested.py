@@ -33,7 +33,7 @@ from typing import Callable
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
-from ..ir.verifier import dominators
+from ..ir.dominance import natural_loops
 from ..typing.types import FLOAT, NP_F64
 
 
@@ -191,31 +191,3 @@ class UntestedFloats:
             if phi.value_for(src) is v and self._tested_in(phi, dst, record):
                 return True
         return self._tested_in(v, dst, record)
-
-
-def natural_loops(fn: Function) -> dict[BasicBlock, set[BasicBlock]]:
-    """Loop header -> the blocks of its loop (the header's natural loops, merged)."""
-    idom = dominators(fn)
-
-    def dominates(a: BasicBlock, b: BasicBlock | None) -> bool:
-        while b is not None:
-            if b is a:
-                return True
-            b = idom.get(b)
-        return False
-
-    preds = fn.predecessors()
-    loops: dict[BasicBlock, set[BasicBlock]] = {}
-    for block in fn.blocks:
-        if block not in idom:
-            continue  # unreachable
-        for succ in block.successors():
-            if dominates(succ, block):  # a back edge block -> succ
-                body = loops.setdefault(succ, {succ})
-                work = [block]
-                while work:
-                    b = work.pop()
-                    if b not in body:
-                        body.add(b)
-                        work.extend(p for p in preds[b] if p in idom)
-    return loops

@@ -2,15 +2,17 @@
 
 For each signature this generates a small function (Python source, compiled once) that
 flattens the arguments into the entry point's scalar parameters, and one that rebuilds
-the result object from the output words, following the layout in `ltypes.py`.
+the result object from the output words, following the layout in `lower/ltypes.py` (its word counts: `lower/layout.py`). Call
+time code: it never imports llvmlite.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, ArrayType, NpScalar, TupleType, Type, UnionType
-from .ltypes import words
+from .abi import VIEW_OF_ARGUMENT
+from .lower.layout import words
+from .typing.types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, ArrayType, NpScalar, TupleType, Type, UnionType
 
 
 _NUMPY_BOX = {NP_F64: "_np.float64(o[{k}].d)", NP_I64: "_np.int64(o[{k}].i)", NP_BOOL: "_np.bool_(o[{k}].i != 0)"}
@@ -29,7 +31,7 @@ def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int, made
     found = made.get(key)
     if found is not None:
         if meminfo > 0:
-            from .._runtime import lib  # type: ignore[import-not-found]
+            from ._runtime import lib  # type: ignore[import-not-found]
 
             lib.cb_decref(meminfo)  # the extra reference of the second occurrence
         return found
@@ -40,8 +42,6 @@ def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int, made
     made[key] = found
     return found
 
-
-VIEW_OF_ARGUMENT = 1 << 32  # see codegen._view_meminfo
 
 
 class _Memory:
@@ -75,7 +75,7 @@ def owned_array(meminfo: int, data: int, shape: tuple[int, ...], strides: tuple[
     """An ndarray over native memory (the allocation `meminfo`; `data` may lie inside
     it, for a view), taking over one reference: its base object drops it through a
     cffi destructor (cb_release) when Python frees the array."""
-    from .._runtime import ffi, lib  # type: ignore[import-not-found]
+    from ._runtime import ffi, lib  # type: ignore[import-not-found]
 
     owner = ffi.gc(ffi.cast("void *", meminfo), lib.cb_release)
     return _array(_Memory(owner, data, shape, strides, dtype, writeable=True))
@@ -190,7 +190,7 @@ def _data(a: Any) -> Any:
 
 def _bind_ffi() -> None:
     global _from_buffer, _cast
-    from .runtime import ffi
+    from ._runtime import ffi
 
     _from_buffer, _cast = ffi.from_buffer, ffi.cast
 

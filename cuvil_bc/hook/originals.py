@@ -3,7 +3,8 @@
 When the hook makes a function native, its ``__code__`` becomes a trampoline into a
 dispatcher over a copy of the function. Compiled code that calls the function (found
 through a module global) must compile the copy, which has the real code; this registry
-maps the trampoline to it.
+maps the trampoline to it. The hook hands `original` to the compiler
+(`Compiler.original`): the compiler does not import the hook.
 """
 
 from __future__ import annotations

@@ -16,13 +16,13 @@ import inspect
 import sys
 import types as pytypes
 from dataclasses import dataclass
+from typing import Callable
 
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
 from ..ir.purity import CONSTANT_MODULES
-from ..originals import original
-from .creation import creator_name
+from ..typing.creation import creator_name
 
 MISSING = object()
 
@@ -56,7 +56,7 @@ def function_guards(pyfunc: pytypes.FunctionType) -> list[Guard]:
     ]
 
 
-def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
+def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType, original: Callable[[object], object] = lambda value: value) -> list[Guard]:
     gdict = pyfunc.__globals__
     bdict = _builtins_dict(pyfunc)
     guards: dict[str, list[Guard]] = {}
@@ -84,7 +84,7 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType) -> list[Guard]:
             dispatcher = getattr(value, "dispatcher", None)
             if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
                 value = dispatcher.py_func
-            value = original(value)  # made native by the import hook: compile its real code
+            value = original(value)  # (the import hook hands in its registry of replaced functions)
             fn.replace_all_uses(op, O.Const(value))
             block.ops.remove(op)
     return [g for gs in guards.values() for g in gs] + _resolve_module_attributes(fn)

@@ -1,0 +1,35 @@
+"""What the clean-up passes (`ir/passes/`) may know about values beyond the IR itself.
+
+The passes run before typing and again after it, when they can do more: a typed
+``x is None`` may be known, an unused typed op may be known not to raise. They ask a
+`Facts` that the pipeline hands them. This one knows only what the IR's structure says;
+typing hands the passes its own (`typing/facts.py`), which knows the types.
+"""
+
+from __future__ import annotations
+
+from . import ops as O
+
+
+class Facts:
+    typed = False  # whether the IR the passes see is typed (the verifier checks more)
+
+    def may_raise(self, op: O.Op) -> bool:
+        """Whether `op` may raise (or warn): dead-code elimination keeps it if so.
+        Untyped, any operand could be anything: only ops that build or pass on
+        values, and narrowings other than the unbound-local check, cannot."""
+        if isinstance(op, O.Narrow):
+            return op.is_none is None  # UnboundLocalError
+        return not isinstance(op, (O.BuildTuple, O.Phi, O.IterValue))
+
+    def may_be_unbound(self, value: O.Value) -> bool | None:
+        """Whether the local read as `value` may be unbound; None: not known here
+        (the pass then follows the IR's definitions)."""
+        return None
+
+    def is_none(self, value: O.Value) -> bool | None:
+        """Whether `value` is always None (True), never None (False), or either (None)."""
+        return None
+
+
+UNTYPED = Facts()

@@ -1,0 +1,27 @@
+"""What typing tells the clean-up passes (`ir/facts.py`): what the types say."""
+
+from __future__ import annotations
+
+from ..ir import ops as O
+from ..ir.facts import Facts
+from .effects import may_raise
+from .types import NONE, UNDEF, options
+
+
+class TypedFacts(Facts):
+    typed = True
+
+    def may_raise(self, op: O.Op) -> bool:
+        return may_raise(op)
+
+    def may_be_unbound(self, value: O.Value) -> bool | None:
+        return None if value.type is None else UNDEF in options(value.type)
+
+    def is_none(self, value: O.Value) -> bool | None:
+        if isinstance(value, O.Const) or value.type is None:
+            return None
+        kinds = {t == NONE for t in options(value.type)}
+        return kinds.pop() if len(kinds) == 1 else None
+
+
+TYPED = TypedFacts()
