@@ -68,7 +68,7 @@ int32_t cb_abi_version(void);
 void cb_gil_work(int64_t units);
 extern int64_t cb_signal_generation;
 int32_t cb_watch_signal(int32_t sig);
-int32_t cb_math_call(int32_t fn, double x, double y, double *out);
+int32_t cb_math_call(int32_t fn, int32_t n, const double *args, double *out);
 int cb_publish_types(void);
 int64_t cb_monotonic_ns(void);
 void cb_priority_claim(int64_t deadline_ns);

@@ -469,14 +469,15 @@ static _Thread_local cb_gil_hold *gil_hold = NULL;
 #endif
 
 /* The `math` functions whose bits only CPython's own code guarantees (gamma, lgamma,
- * erf, erfc, ...): native code calls cb_math_call(fn, x, y, &out), 0 with the result
- * or 1 when CPython must compute it (the function raised: the re-run raises it). Called
+ * erf, erfc, hypot, ...): native code calls cb_math_call(fn, n, args, &out) for
+ * math_functions[fn](*args[:n]), 0 with the result or 1 when CPython must compute it
+ * (the function raised: the re-run raises it). Called
  * from C, the function runs no Python code, so no signal handler runs in the middle of
  * a native call: a pending signal waits for the native loop's poll, which hands the
  * call to the interpreter, as any signal does. (Through a cffi Python callback, a
  * handler's exception was printed as ignored and the call went on with an unset
  * result.) The GIL is taken for the call, whether or not this thread let it go. */
-static PyObject *math_functions = NULL; /* tuple of (callable, nargs) */
+static PyObject *math_functions = NULL; /* tuple of callables (lower/runtime.py) */
 
 static PyObject *set_math_functions(PyObject *module, PyObject *functions) {
     (void)module;
@@ -485,10 +486,8 @@ static PyObject *set_math_functions(PyObject *module, PyObject *functions) {
         return NULL;
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(functions); k++) {
-        PyObject *item = PyTuple_GET_ITEM(functions, k);
-        if (!PyTuple_Check(item) || PyTuple_GET_SIZE(item) != 2 || !PyCallable_Check(PyTuple_GET_ITEM(item, 0)) ||
-            !PyLong_Check(PyTuple_GET_ITEM(item, 1))) {
-            PyErr_SetString(PyExc_TypeError, "each item must be (callable, nargs)");
+        if (!PyCallable_Check(PyTuple_GET_ITEM(functions, k))) {
+            PyErr_SetString(PyExc_TypeError, "each item must be callable");
             return NULL;
         }
     }
@@ -498,25 +497,29 @@ static PyObject *set_math_functions(PyObject *module, PyObject *functions) {
 
 PyMethodDef cb_set_math_functions_def = {"set_math_functions", set_math_functions, METH_O, NULL};
 
-int32_t cb_math_call(int32_t fn, double x, double y, double *out) {
+int32_t cb_math_call(int32_t fn, int32_t n, const double *xs, double *out) {
     PyGILState_STATE gil = PyGILState_Ensure();
     int32_t status = 1;
     PyObject *functions = math_functions;
-    if (functions != NULL && fn >= 0 && fn < PyTuple_GET_SIZE(functions)) {
-        PyObject *item = PyTuple_GET_ITEM(functions, fn);
-        Py_ssize_t nargs = PyLong_AsSsize_t(PyTuple_GET_ITEM(item, 1)) == 2 ? 2 : 1;
-        PyObject *args[2] = {PyFloat_FromDouble(x), nargs == 2 ? PyFloat_FromDouble(y) : NULL};
+    PyObject *small[8];
+    PyObject **args = n <= 8 ? small : PyMem_Malloc((size_t)n * sizeof(PyObject *));
+    if (functions != NULL && fn >= 0 && fn < PyTuple_GET_SIZE(functions) && n >= 0 && args != NULL) {
+        int32_t made = 0;
+        while (made < n && (args[made] = PyFloat_FromDouble(xs[made])) != NULL)
+            made++;
         PyObject *result = NULL;
-        if (args[0] != NULL && (nargs == 1 || args[1] != NULL))
-            result = PyObject_Vectorcall(PyTuple_GET_ITEM(item, 0), args, nargs, NULL);
-        Py_XDECREF(args[0]);
-        Py_XDECREF(args[1]);
+        if (made == n)
+            result = PyObject_Vectorcall(PyTuple_GET_ITEM(functions, fn), args, (size_t)n, NULL);
+        for (int32_t k = 0; k < made; k++)
+            Py_DECREF(args[k]);
         if (result != NULL && PyFloat_CheckExact(result)) {
             *out = PyFloat_AS_DOUBLE(result);
             status = 0;
         }
         Py_XDECREF(result);
     }
+    if (args != small)
+        PyMem_Free(args);
     if (PyErr_Occurred())
         PyErr_Clear(); /* (CPython raises it again when it re-runs the call) */
     PyGILState_Release(gil);

@@ -89,7 +89,7 @@ int cb_priority_claimed(void);
  * returns. */
 void cb_gil_work(int64_t units);
 /* A `math` function computed by CPython's own code (entry.c): 0 with *out, or 1. */
-int32_t cb_math_call(int32_t fn, double x, double y, double *out);
+int32_t cb_math_call(int32_t fn, int32_t n, const double *args, double *out);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */
 extern int64_t cb_signal_generation;

@@ -16,7 +16,7 @@ import threading
 import types as pytypes
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from . import cancel, pipeline
 from .errors import CompileError, Unsupported
@@ -200,16 +200,8 @@ class Compiler:
 
     def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
         """Type, lower and JIT-compile `pyfunc` for `argtypes` (and what it calls)."""
-        from .lower.codegen import (
-            FunctionLowering,
-            emit_entry,
-            emit_words_entry,
-            words_entry_supported,
-            lower_recursive,
-        )
         from .ir.dominance import natural_loops
         from .lower.jit import get_jit
-        from .lower.points import ResumeInfo
 
         with self.lock:
             cancel.check()  # (between phases: see cancel.py)
@@ -224,23 +216,7 @@ class Compiler:
                     # module reached the JIT: new names, so that nothing is defined twice.
                     s.symbol = f"cb.{s.pyfunc.__qualname__}.{next(_symbols)}"
                 s.attempted = True
-            module = jit.new_module(spec.symbol)
-            for s in pending:
-                assert s.fn is not None
-                cancel.check()
-                try:
-                    points: dict[int, ResumeInfo] = {}
-                    if s in s.callees:  # calls itself directly
-                        lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points)
-                    else:
-                        FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points).run()
-                    s.resume_points = points
-                except CompileError as e:
-                    raise e.at(s.fn.location())
-            entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
-            words_entry = None
-            if words_entry_supported(spec.argtypes, spec.return_type):
-                words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
+            module, entry, words_entry = self.lower(spec, pending)
             optimized = jit.compile(module)
             spec.entry_address = jit.address(entry)
             spec.words_entry_address = jit.address(words_entry) if words_entry is not None else 0
@@ -254,6 +230,32 @@ class Compiler:
             spec.words_entry = words_entry
             spec.entry = entry
             return spec
+
+    def lower(self, spec: Specialization, pending: list[Specialization]) -> tuple[Any, str, str | None]:
+        """One LLVM module (llvmlite.ir) with the code of `pending` (`spec` and the
+        callees not yet in the JIT) and `spec`'s entry points; the names of those."""
+        from .lower.codegen import FunctionLowering, emit_entry, emit_words_entry, lower_recursive, words_entry_supported
+        from .lower.jit import get_jit
+        from .lower.points import ResumeInfo
+
+        module = get_jit().new_module(spec.symbol)
+        for s in pending:
+            assert s.fn is not None
+            cancel.check()
+            try:
+                points: dict[int, ResumeInfo] = {}
+                if s in s.callees:  # calls itself directly
+                    lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points)
+                else:
+                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points).run()
+                s.resume_points = points
+            except CompileError as e:
+                raise e.at(s.fn.location())
+        entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+        words_entry = None
+        if words_entry_supported(spec.argtypes, spec.return_type):
+            words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
+        return module, entry, words_entry
 
     def _unlowered(self, spec: Specialization) -> list[Specialization]:
         out: list[Specialization] = []

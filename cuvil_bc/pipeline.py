@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, Callable, Protocol
 from .cfg import CFG, build_cfg
 from .decode import Decoded, decode
 from .ir import build_ir
-from .ir.facts import UNTYPED
 from .ir.function import Function
 from .ir.passes import narrow
 from .ir.pipeline import optimize
@@ -96,8 +95,10 @@ def _ir(w: Work, d: Driver) -> None:
 
 
 def _clean(w: Work, d: Driver) -> None:
+    from .typing.facts import KNOWN  # (the primitives: what constant folding may call)
+
     assert w.fn is not None
-    optimize(w.fn, UNTYPED, verify_each=d.verify_each)
+    optimize(w.fn, KNOWN, verify_each=d.verify_each)
 
 
 def _specialize(w: Work, d: Driver) -> None:

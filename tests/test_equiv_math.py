@@ -201,3 +201,30 @@ def test_math_domain_error_inside_loop() -> None:
     for args in [(0,), (3,), (5,), (6,), (7,), (100,)]:
         check(d, *args)
     assert native_ran(d), d.explain()
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 9, 12])
+def test_hypot_with_any_number_of_arguments(n: int) -> None:
+    """math.hypot takes any number of coordinates (CPython's own code computes it:
+    one call through the runtime, whatever the count)."""
+    names = ", ".join(f"x{k}" for k in range(n))
+    d = build(f"def f({names}):\n    return math.hypot({names})\n")
+    specials = (0.0, -0.0, 3, 4.0, -1e308, 1e308, 5e-324, math.inf, -math.inf, math.nan, True, 2**62, INT64_MIN)
+    for k in range(len(specials)):
+        check(d, *(specials[(k + j) % len(specials)] for j in range(n)))
+    equivalent(d, st.tuples(*(numbers() for _ in range(n))), max_examples=60)
+    assert_native(d)
+
+
+def test_hypot_of_many_coordinates_in_a_loop() -> None:
+    d = build(
+        "def f(xs, n):\n"
+        "    s = 0.0\n"
+        "    for i in range(n):\n"
+        "        s += math.hypot(xs[0] + i, xs[1], xs[2] - i, i)\n"
+        "    return s\n"
+    )
+    for xs in [(1.0, 2.0, 3.0), (1e308, 1e308, -1e308), (0.0, math.nan, 1.0), (3, 4, 5)]:
+        for n in (0, 1, 5):
+            check(d, xs, n)
+    assert_native(d)

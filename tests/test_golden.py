@@ -3,7 +3,9 @@
 Stages: ``decode`` and ``cfg`` (version-specific), ``built`` (SSA straight from the
 builder), one stage per clean-up pass run alone on the built IR, then the IR after
 the compiler's stages (cuvil_bc/pipeline.py) ``clean-specialized`` (as ``optimized``),
-``narrow`` and ``speculate`` (all of them: as ``typed``). Regenerate the expectations with
+``narrow`` and ``speculate`` (all of them: as ``typed``), and ``llvm``: the module that
+code generation makes of the typed IR, before LLVM optimises it (its symbols without
+their process-wide numbers; per version, since it holds line numbers and labels). Regenerate the expectations with
 ``CUVIL_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` and review the diff.
 
 Expected text is in tests/golden/<case>.<stage>.txt; a version whose text differs has
@@ -13,6 +15,7 @@ its own tests/golden/<case>.<stage>.py3XX.txt.
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Callable
@@ -33,7 +36,7 @@ GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("CUVIL_UPDATE_GOLDEN") == "1"
 VERSION = f"py3{sys.version_info[1]}"
 REFERENCE = "py312"  # the version whose output is stored without a suffix
-VERSIONED = ("decode", "cfg")
+VERSIONED = ("decode", "cfg", "llvm")
 
 
 def _func(case: str):  # type: ignore[no-untyped-def]
@@ -80,6 +83,17 @@ def _typed(case: str) -> str:
     return f"returns {spec.return_type}\n" + format_function(spec.fn)
 
 
+def _llvm(case: str) -> str:
+    driver = Compiler()
+    spec = driver.typed(_func(case), parse_signature(golden_cases.CASES[case]))
+    module, _, _ = driver.lower(spec, driver._unlowered(spec))
+    lines = [line for line in str(module).splitlines() if not line.startswith(("target ", "; ModuleID", "source_filename"))]
+    text = re.sub(r"(cb\.[\w.<>]+?)\.\d+\b", r"\1", "\n".join(lines).strip())
+    # Resume points are numbered process-wide (lower/points.py): number them in order.
+    numbers: dict[str, int] = {}
+    return re.sub(r'(@"cb_set_deopt_resume"\(i32 )(\d+)', lambda m: f"{m.group(1)}{numbers.setdefault(m.group(2), len(numbers) + 1)}", text)
+
+
 STAGES: dict[str, Callable[[str], str]] = {
     "decode": lambda case: decode(_func(case).__code__).text(),
     "cfg": lambda case: build_cfg(decode(_func(case).__code__)).text(),
@@ -91,6 +105,7 @@ STAGES: dict[str, Callable[[str], str]] = {
     "optimized": _until("clean-specialized"),
     "narrow": _until("narrow"),
     "typed": _typed,
+    "llvm": _llvm,
 }
 
 

@@ -171,3 +171,13 @@ def test_the_llvmlite_check_can_fail(tmp_path: Path) -> None:
     with open(copy / "boxing.py", "a") as f:
         f.write("\n\ndef _later():\n    from .lower import ltypes\n")
     assert any(c.endswith("cuvil_bc.boxing -> cuvil_bc.lower.ltypes -> llvmlite") for c in _reaches_llvmlite(copy))
+
+
+def test_every_package_is_installed() -> None:
+    # pyproject.toml lists the packages a non-editable install copies: a new one left
+    # out (cuvil_bc.opt was) works in the editable checkout and nowhere else.
+    import tomllib
+
+    listed = set(tomllib.loads((PACKAGE.parent / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    found = {_module_name(p.parent / "__init__.py", PACKAGE) for p in PACKAGE.rglob("*.py")}
+    assert found == listed

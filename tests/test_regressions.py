@@ -353,3 +353,25 @@ def test_each_global_guard_is_tested_once_whatever_the_signatures() -> None:
         check(f, x)
     names = [(id(g.namespace), g.name) for g in f.dispatcher._guards]
     assert len(names) == len(set(names)) and len(names) == first, names
+
+
+@pytest.mark.parametrize(
+    "statement",
+    [
+        "float(x << 1100)",  # the float conversion of an int beyond a float's range
+        "math.isinf(x * x * x * x * x * x * x * x * x * x * x * x * x * x * x * x * x * x)",
+        "math.copysign(1.0, x << 1100)",
+        "math.fabs(x << 1100)",
+        "float(1 << 1100)",
+        "(x << 1100) + 0.5",  # (an older bug: the addition converts the int)
+        "(x << 1100) / 2",  # int true division converts too
+        "(x << 1100) % 2.0",
+    ],
+)
+def test_an_unused_conversion_of_a_huge_int_still_raises(statement: str) -> None:
+    # Dead-code elimination dropped these: the int op cannot raise in CPython (it makes
+    # a big int, where native code would deoptimise), so it went, and the conversion
+    # of its result to a float, which raises OverflowError, went with it.
+    f = compile_source(f"def f(x):\n    {statement}\n    return x\n", math=math)
+    for x in (1, 2**62, 0, -1):
+        check(f, x)

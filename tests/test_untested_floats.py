@@ -1,4 +1,4 @@
-"""Which op tests which float value in a function that only reads (opt/untested.py).
+"""Which op tests which float value in a function that only reads (opt/finiteness.py).
 
 np.float64 ``+ - *`` are not tested where they run: a later op tests a value that is
 non-finite whenever theirs is, or they test themselves. Each shape here once lost a
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 
-from cuvil_bc.opt.untested import UntestedFloats
+from cuvil_bc.opt.finiteness import UntestedFloats
 from cuvil_bc.testing import check, compile_source, native_ran, overflowing_vectors
 
 
@@ -228,3 +228,56 @@ def test_an_exhausted_budget_only_costs_speed(monkeypatch: pytest.MonkeyPatch, b
             args = (np.array(a), np.array(b)) + ((True,) if "flag" in src else ())
             check(f, *args)
         assert native_ran(f)
+
+
+# -- The plan itself (FloatTests), on IR written by hand -----------------------------
+
+
+def _plan(text: str):  # type: ignore[no-untyped-def]
+    from cuvil_bc.ir import ops as O
+    from cuvil_bc.ir.parser import parse_function
+    from cuvil_bc.opt.finiteness import FloatTests
+    from cuvil_bc.typing.types import parse_type
+
+    fn = parse_function(text.strip("\n"), {}, parse_type)
+    ops = {f"%{n}": op for n, op in enumerate(o for o in fn.ops() if not isinstance(o, O.ControlOp))}
+    return FloatTests(fn, fn.uses()), ops
+
+
+WRITER = """
+def f(a: array[float64, 1d], x: np.float64):
+B0:
+  %0: None = checkpoint (a=a, x=x)
+  %1: np.float64 = binop x * x
+  %2: np.float64 = binop %1 + x
+  %3: None = setitem a[0] = %2
+  %4: None = checkpoint (a=a, x=x)
+  %5: np.float64 = binop x / x
+  %6: None = setitem a[1] = %5
+  return None
+"""
+
+
+def test_a_writers_arithmetic_is_tested_once_before_the_next_resume_point() -> None:
+    plan, ops = _plan(WRITER)
+    assert plan.untested is None and not plan.deferred  # (a writer resumes instead)
+    assert plan.arithmetic_test(ops["%1"]) == "none"  # %2 tests what it passes on
+    assert plan.arithmetic_test(ops["%2"]) == "conservative"  # its operand's test is its own
+    assert plan.arithmetic_test(ops["%5"]) == "precise"
+    assert plan.arithmetic_test(ops["%5"], absorbed=True) == "none"  # a strip tests it
+
+
+def test_a_reader_defers_its_tests_and_the_sum_is_tested_by_its_consumer() -> None:
+    plan, ops = _plan("""
+def g(x: np.float64, y: np.float64):
+B0:
+  %0: np.float64 = binop x * y
+  %1: np.float64 = binop %0 + x
+  %2: np.bool = compare %1 > 1.0
+  %3: bool = truth %2
+  return %3
+""")
+    assert plan.deferred and plan.untested is not None
+    assert plan.op_tests(ops["%0"]) == plan.op_tests(ops["%1"])  # neither tests anything
+    assert plan.op_tests(ops["%0"]).tests == [] and not plan.op_tests(ops["%1"]).self_test
+    assert plan.op_tests(ops["%2"]).tests == [ops["%1"]]  # the compare tests the sum first

@@ -5,7 +5,7 @@ satisfies `want`: "num" any number, "int" an int or bool, "pint" an int (`~` of 
 bool is deprecated and falls back), "float", "cond" anything testable, "tuple", or
 "any". It draws from the locals in scope, edge constants, every operator, chained
 comparisons, `and`/`or`, conditional expressions, tuples, the compiled builtins and
-`math` functions (`cuvil_bc/typing/signatures.py`), and calls of the helpers
+`math` functions (`cuvil_bc/typing/primitives.py`), and calls of the helpers
 generated before the current function.
 
 Ints that could grow without bound are wrapped in a modulus (`bounded`): see
@@ -361,6 +361,9 @@ class ExprGen:
             return E(f"math.{fn}({arg})", T.FLOAT)
         if r < 0.8:
             fn = self.rng.choice(BINARY_MATH)
+            if fn == "hypot":  # any number of coordinates
+                coords = ", ".join(self.operand("num", depth) for _ in range(self.rng.choice((1, 2, 2, 3, 5))))
+                return E(f"math.hypot({coords})", T.FLOAT)
             second = self.divisor("num", depth).src if fn in ("fmod", "remainder", "pow") else self.operand("num", depth)
             return E(f"math.{fn}({self.operand('num', depth)}, {second})", T.FLOAT)
         if r < 0.9:

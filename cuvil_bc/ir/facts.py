@@ -3,7 +3,8 @@
 The passes run before typing and again after it, when they can do more: a typed
 ``x is None`` may be known, an unused typed op may be known not to raise. They ask a
 `Facts` that the pipeline hands them. This one knows only what the IR's structure says;
-typing hands the passes its own (`typing/facts.py`), which knows the types.
+typing hands the passes its own (`typing/facts.py`), which knows the primitives
+(before typing too) and the types.
 """
 
 from __future__ import annotations
@@ -26,6 +27,11 @@ class Facts:
         """Whether the local read as `value` may be unbound; None: not known here
         (the pass then follows the IR's definitions)."""
         return None
+
+    def pure_callable(self, obj: object) -> bool:
+        """Whether calling `obj` has no side effects (constant folding then calls it
+        on constant arguments). The IR knows no callable."""
+        return False
 
     def is_none(self, value: O.Value) -> bool | None:
         """Whether `value` is always None (True), never None (False), or either (None)."""

@@ -1,5 +1,6 @@
-"""Lowering of the builtins and `math` functions in `typing/signatures.py`, keyed by
-the same names. Each takes concrete argument types (unions are already split)."""
+"""Lowering of the primitives (`typing/primitives.py`): one function per `OWN` row,
+under its name, and the functions that lower every `LIBM` and `CPYTHON` row. Each
+takes concrete argument types (unions are already split)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Callable
 
 from llvmlite import binding as _llvm, ir
 
-from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, VIA_CPYTHON
+from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
 from ..typing.types import BOOL, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
@@ -177,18 +178,29 @@ def _range(em: Emitter, args: list[Typed], result: Type) -> Typed:
 # -- math ----------------------------------------------------------------------
 
 
-def _libm_unary(name: str) -> Lowering:
+def _libm(name: str) -> Lowering:
+    """The C library's function `name` (CPython's `math` calls it too), with
+    CPython's error rules tested natively (math_1, math_2: a NaN from non-NaN
+    arguments is a domain error, an infinity from finite ones a domain or range error)."""
+
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
-        x = em.as_float(args[0])
+        xs = [em.as_float(a) for a in args]
         if name == "sqrt":
-            r = em.intrinsic("llvm.sqrt.f64", F64, [x])
+            r = em.intrinsic("llvm.sqrt.f64", F64, xs)
         elif name == "fabs":
-            return em.absolute(x), FLOAT
+            return em.absolute(xs[0]), FLOAT
+        elif name == "copysign":
+            return em.intrinsic("llvm.copysign.f64", F64, xs), FLOAT
+        elif name == "pow":
+            r = cpython_pow(em, *xs)
         else:
-            r = em.libm(name, F64, [x])
-        # CPython's math_1: a NaN from a non-NaN argument is a domain error, an
-        # infinity from a finite argument is a domain or range error.
-        deopt_on_float_error(em, r, [x])
+            r = em.libm(name, F64, xs)
+        if name == "atan2":
+            # CPython's m_atan2 answers a NaN argument with its own NaN (Py_NAN), not
+            # with the argument, whose sign may differ.
+            either = em.builder.fcmp_unordered("uno", *xs)
+            return em.builder.select(either, ir.Constant(F64, _CPYTHON_NAN), r), FLOAT
+        deopt_on_float_error(em, r, xs)
         return r, FLOAT
 
     return lower
@@ -198,32 +210,20 @@ def _libm_unary(name: str) -> Lowering:
 _CPYTHON_NAN = math.atan2(math.nan, 0.0)
 
 
-def _libm_binary(name: str) -> Lowering:
-    def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
-        x, y = (em.as_float(a) for a in args)
-        if name == "copysign":
-            return em.intrinsic("llvm.copysign.f64", F64, [x, y]), FLOAT
-        r = cpython_pow(em, x, y) if name == "pow" else em.libm(name, F64, [x, y])
-        if name == "atan2":
-            # CPython's m_atan2 answers a NaN argument with its own NaN (Py_NAN), not
-            # with the argument, whose sign may differ.
-            either = em.builder.fcmp_unordered("uno", x, y)
-            return em.builder.select(either, ir.Constant(F64, _CPYTHON_NAN), r), FLOAT
-        deopt_on_float_error(em, r, [x, y])
-        return r, FLOAT
-
-    return lower
-
-
-def _via_cpython(name: str) -> Lowering:
-    index = VIA_CPYTHON.index(name)
+def _via_cpython(row: Primitive) -> Lowering:
+    """CPython's own function, called through the runtime with the arguments as
+    floats (cb_math_call, csrc/entry.c); where it raises, CPython runs the call."""
+    index = VIA_CPYTHON.index(row)
 
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
         b = em.builder
-        xs = [em.as_float(a) for a in args] + [em.f64(0.0)]
+        xs = em.alloca(ir.ArrayType(F64, max(1, len(args))))
+        for k, a in enumerate(args):
+            b.store(em.as_float(a), b.gep(xs, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
         out = em.alloca(F64)
-        fn = em.declare("cb_math_call", I32, [I32, F64, F64, F64.as_pointer()])
-        status = b.call(fn, [ir.Constant(I32, index), xs[0], xs[1], out])
+        fn = em.declare("cb_math_call", I32, [I32, I32, F64.as_pointer(), F64.as_pointer()])
+        first = b.gep(xs, [ir.Constant(I32, 0), ir.Constant(I32, 0)])
+        status = b.call(fn, [ir.Constant(I32, index), ir.Constant(I32, len(args)), first, out])
         em.deopt_if(b.icmp_signed("!=", status, ir.Constant(I32, 0)))
         return b.load(out), FLOAT
 
@@ -231,10 +231,10 @@ def _via_cpython(name: str) -> Lowering:
 
 
 def _log(em: Emitter, args: list[Typed], result: Type) -> Typed:
-    r, _ = _libm_unary("log")(em, args[:1], FLOAT)
+    r, _ = _libm("log")(em, args[:1], FLOAT)
     if len(args) == 1:
         return r, FLOAT
-    den, _ = _libm_unary("log")(em, args[1:], FLOAT)
+    den, _ = _libm("log")(em, args[1:], FLOAT)
     em.deopt_if(em.builder.fcmp_ordered("==", den, em.f64(0.0)))  # ZeroDivisionError
     return em.builder.fdiv(r, den), FLOAT
 
@@ -284,7 +284,8 @@ def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
     return r, FLOAT
 
 
-LOWERINGS: dict[str, Lowering] = {
+#: The lowerings of the `OWN` rows, by name.
+_OWN: dict[str, Lowering] = {
     "abs": _abs,
     "min": _minmax_mixed("<"),
     "max": _minmax_mixed(">"),
@@ -307,9 +308,13 @@ LOWERINGS: dict[str, Lowering] = {
     "math.degrees": _scale(180.0 / math.pi),
     "math.radians": _scale(math.pi / 180.0),
 }
-for _n in LIBM_UNARY:
-    LOWERINGS[f"math.{_n}"] = _libm_unary(_n)
-for _n in LIBM_BINARY:
-    LOWERINGS[f"math.{_n}"] = _libm_binary(_n)
-for _n in VIA_CPYTHON:
-    LOWERINGS[f"math.{_n}"] = _via_cpython(_n)
+
+
+def lowering_of(row: Primitive) -> Lowering:
+    """How to lower a call of the primitive `row`."""
+    if row.lowering == LIBM:
+        return _libm(row.name.removeprefix("math."))
+    if row.lowering == CPYTHON:
+        return _via_cpython(row)
+    assert row.lowering == OWN
+    return _OWN[row.name]

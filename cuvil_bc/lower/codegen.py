@@ -22,21 +22,21 @@ from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..errors import Unsupported
-from ..typing.signatures import LIBM_BINARY, LIBM_UNARY, NUMPY_OWN, Signature, as_number, lookup
-from ..typing.signatures import result_type as call_result_type
+from ..typing.primitives import Primitive, as_number, lookup
+from ..typing.primitives import result_type as call_result_type
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
+    BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
 )
 from ..typing.creation import creator_name
 from . import arrays, refcount, strips
-from .builtins import LOWERINGS
+from .builtins import lowering_of
 from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import F64, I1, I8, I32, I64, ITER, declare, llvm_param_types, llvm_type, meminfo_index
 from .points import ResumeInfo, Slot, new_number, state_words
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
-from ..opt.untested import UntestedFloats
+from ..opt.finiteness import FloatTests
 
 
 class Callee(Protocol):
@@ -95,37 +95,6 @@ def declare_function(module: ir.Module, symbol: str, argtypes: tuple[Type, ...],
     return declare(module, symbol, function_type(argtypes, ret))
 
 
-def _chains(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
-
-
-def _divides(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
-
-
-#: The `math` functions whose lowering tests its result with `deopt_on_float_error`
-#: (`builtins._libm_unary`, `_libm_binary`, `_log`): `defers_math_error` may defer it.
-_DEFERRABLE_MATH = frozenset(f"math.{name}" for name in LIBM_UNARY + LIBM_BINARY + ("log",))
-
-
-def _math_function(v: O.Value) -> str | None:
-    """The signature name (``"math.sqrt"``) of the `math` function `v` calls, or None."""
-    sig = lookup(v.func.value) if isinstance(v, O.Call) and isinstance(v.func, O.Const) else None
-    return sig.name if sig is not None and sig.name.startswith("math.") else None
-
-
-def _is_int_call(u: O.Value) -> bool:
-    return isinstance(u, O.Call) and isinstance(u.func, O.Const) and u.func.value is int and len(u.args) == 1
-
-
-def _passes_on(u: O.Op, v: O.Value) -> bool:
-    """Whether a non-finite `v` makes `u` fail a test (``int(v)``) or gives it a
-    non-finite result too (``v + x``, ``v / x``; not ``x / v``)."""
-    if _chains(u) or (_divides(u) and u.lhs is v and u.rhs is not v):  # type: ignore[attr-defined]
-        return True
-    return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
-
-
 def call_compiled(b: ir.IRBuilder, callee: ir.Function, args: list[ir.Value], inline: bool = True) -> ir.Instruction:
     """A call of a compiled function ({status, result}), never made a tail call unless
     the caller returns the same type. On x86-64 a result with more than two doubles
@@ -171,9 +140,7 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
-        self.untested: UntestedFloats | None = None  # a function that only reads: who tests what
-        self.carried: dict[O.Op, bool] = {}  # see `carries_math_error`
-        self._covered: dict[O.Op, bool] = {}  # see `covered`
+        self.floats = FloatTests(fn, self.uses)  # which float results are tested where
         self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
@@ -207,13 +174,8 @@ class FunctionLowering:
             self.gil_budget = self.em.alloca(I64)
             with self.em.builder.goto_block(self.em.alloca_block):
                 self.em.builder.store(self.em.i64(GIL_REPORT_PASSES), self.gil_budget)
-        if not self.fn.writes and any(
-            (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
-            or self.defers_math_error(op)
-            for op in self.fn.ops()
-        ):
+        if self.floats.deferred:
             self.em.prepare_warnings()
-            self.untested = UntestedFloats(self.fn, self.uses, self.carries_math_error)
         self.em.builder.position_at_end(self.em.alloca_block)
         for a, llarg in zip(self.fn.args, self.llfn.args):
             if isinstance(a.type, ArrayType):  # lengths are >= 0: `0 <= i < n` is one test
@@ -381,17 +343,11 @@ class FunctionLowering:
         em = self.em
         em.float_error_check = "precise"
         dead_end = False
-        if self.untested is not None and not isinstance(op, O.Phi):
-            tested = self.untested.tests.get(op, [])
-            if self.absorbs_check(op, tested):
-                em.float_error_check = "conservative"  # its own test covers its operand
-            else:
-                self.consumer_checks(tested)
-            if self.carries_math_error(op):
-                em.float_error_check = "carried"  # tested as a carrier (untested.py)
-            elif self.defers_math_error(op):
-                em.float_error_check = "deferred"
-            dead_end = op in self.untested.self_test
+        planned = self.floats.op_tests(op)
+        if planned is not None:
+            self.consumer_checks(planned.tests)
+            em.float_error_check = planned.math_test
+            dead_end = planned.self_test
         if isinstance(op, O.Phi):
             lltype = llvm_type(op.type)  # type: ignore[arg-type]
             if isinstance(lltype, ir.LiteralStructType):
@@ -432,7 +388,7 @@ class FunctionLowering:
             x, n = operands[0][0], operands[1][0]  # (i + 1) % n for a loop item i of range(n)
             val = b.select(b.icmp_signed("==", x, n), em.i64(0), x)
         elif isinstance(op, O.BinOp):
-            em.float_warning_check = self.float_warning_check(op)
+            em.float_warning_check = self.floats.arithmetic_test(op, em.strip is not None and op in em.strip.absorbed)
             operands = self.weak_twins(operands)
             val = em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)))
         elif isinstance(op, O.UnaryOp):
@@ -559,11 +515,11 @@ class FunctionLowering:
             return em.coerce(b.extract_value(pair, 1), callee.return_type, t)
         sig = lookup(func)
         assert sig is not None, func
-        lowering = LOWERINGS[sig.name]
+        lowering = lowering_of(sig)
 
         def lower(vs: list[Typed]) -> Typed:
             result = _narrow_call(sig, vs, t)
-            if sig.name not in NUMPY_OWN:  # NumPy scalars as the Python numbers they convert to
+            if not sig.numpy_own:  # NumPy scalars as the Python numbers they convert to
                 vs = [self.as_number(sig.name, k, v) for k, v in enumerate(vs)]
             return lowering(em, vs, result)
 
@@ -625,106 +581,8 @@ class FunctionLowering:
                 return is_zero if op.op == "==" else self.em.builder.not_(is_zero)
         return None
 
-    def float_warning_check(self, op: O.BinOp) -> str:
-        """How an np.float64 ``+ - * /`` tests for what NumPy warns about (see
-        `numeric.numpy_binop`). Every warning comes with a non-finite result, and an
-        infinity or NaN carries on through ``+ - *`` and the dividend of ``/``. So in a
-        function that writes, an op whose result is sure to meet a test before the next
-        resume point (`covered`) needs no test of its own: "none". An op with such an
-        operand tests its result for being finite at all: "conservative" (a deopt where
-        NumPy might not warn costs only a resume). Every other op: "precise". In a
-        function that only reads, + - * are not tested here: `untested.py` decides
-        which later op tests them, or whether they test themselves."""
-        if not self.fn.writes:
-            return "none" if _chains(op) else "precise"
-        if self.em.strip is not None and op in self.em.strip.absorbed:
-            return "none"  # tested once, at the end of the strip (strips.absorbed_ops)
-        if not (_chains(op) or _divides(op)):
-            return "precise"
-        if self.covered(op):
-            return "none"
-        operands = [op.lhs] if _divides(op) else [op.lhs, op.rhs]
-        if any((_chains(v) or _divides(v)) and self.covered(v) for v in operands):  # type: ignore[arg-type]
-            return "conservative"
-        return "precise"
-
-    def covered(self, op: O.Op) -> bool:
-        """Whether, in a function that writes, a non-finite result of the np.float64 op
-        `op` is certain to fail a test before anything sees it: every use other than a
-        resume point or a phi (a local's value, which they only record) passes it on
-        (`_passes_on`) in the same block with no resume point between. By induction
-        each such use is tested, or covered in turn, before the next resume point, so
-        a failed test resumes at the one before `op`, and the interpreter redoes `op`
-        and warns itself."""
-        found = self._covered.get(op)
-        if found is None:
-            passing = [u for u in self.uses.get(op, []) if not isinstance(u, (O.Checkpoint, O.Phi))]
-            found = bool(passing) and all(
-                _passes_on(u, op) and u.block is op.block and not self.checkpoint_between(op, u) for u in passing
-            )
-            self._covered[op] = found
-        return found
-
-    def absorbs_check(self, op: O.Op, tested: list[O.Value]) -> bool:
-        """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v` it must test
-        (`UntestedFloats.tests`): a non-finite `v` gives a non-finite root, so one test
-        of the root that deopts on any non-finite value (re-running the call, which
-        warns or raises as CPython does) replaces both the test of `v` and sqrt's own
-        domain test."""
-        return (
-            _math_function(op) == "math.sqrt" and len(op.args) == 1 and not op.kwnames  # type: ignore[attr-defined]
-            and tested == [op.args[0]] and value_type(op.args[0]) == NP_F64  # type: ignore[attr-defined]
-        )
-
-    def carries_math_error(self, op: O.Op) -> bool:
-        """Whether ``math.sqrt(x)``, in a function that only reads, is tested like an
-        np.float64 sum (a carrier, `untested.py`) instead of testing its own result:
-        ``s += math.sqrt(...)`` then pays one test, after the loop, not one per root.
-        The root is non-finite wherever CPython would raise (a negative x gives NaN)
-        and wherever x is, and its value only reaches arithmetic and the return
-        (`defers_math_error`), so a failed test re-runs the call, which raises where
-        CPython does. Not other math functions: ``exp(-inf)`` is 0.0, a finite value
-        that would hide a non-finite x from later tests."""
-        found = self.carried.get(op)
-        if found is None:
-            found = _math_function(op) == "math.sqrt" and len(op.args) == 1 and self.defers_math_error(op)  # type: ignore[attr-defined]
-            self.carried[op] = found
-        return found
-
-    def defers_math_error(self, op: O.Op) -> bool:
-        """Whether, in a function that only reads, the domain and range test of the
-        `math` call `op` can join the deferred flag (`Emitter.warn_if`) instead of
-        leaving the loop: its value reaches nothing but arithmetic, other math calls,
-        tuples and the return (`_only_data`). A failed test then re-runs the call in
-        CPython, which raises; what native code computes meanwhile from the NaN or
-        infinity cannot steer a branch or a loop, so the call still ends (and, with no
-        exit in it, a loop like ``s += math.sqrt(dx * dx + dy * dy)`` vectorizes)."""
-        return (
-            not self.fn.writes and isinstance(op, O.Call) and not op.kwnames
-            and _math_function(op) in _DEFERRABLE_MATH and self._only_data(op)
-        )
-
-    def _only_data(self, v: O.Value) -> bool:
-        seen: set[int] = set()
-        stack = [v]
-        while stack:
-            x = stack.pop()
-            if id(x) in seen:
-                continue
-            seen.add(id(x))
-            for user in self.uses.get(x, []):
-                if isinstance(user, O.Return):
-                    continue
-                if isinstance(user, (O.BinOp, O.UnaryOp, O.Phi, O.BuildTuple)) or (
-                    isinstance(user, O.Call) and _math_function(user) is not None
-                ):
-                    stack.append(user)
-                    continue
-                return False
-        return True
-
     def consumer_checks(self, tested: list[O.Value]) -> None:
-        """Test the untested float values an op consumes (`UntestedFloats.tests`).
+        """Test the untested float values an op consumes (`FloatTests.op_tests`).
         Plain float values are tested together: their sum is non-finite when one of
         them is (an infinity or NaN survives the addition; two finite values whose sum
         overflows only cost a re-run)."""
@@ -748,12 +606,6 @@ class FunctionLowering:
             for val in plain[1:]:
                 total = em.builder.fadd(total, val)
             em.warn_if_not_finite(total)
-
-    def checkpoint_between(self, first: O.Op, later: O.Op) -> bool:
-        """Whether a resume point lies between two ops of one block: a deopt at `later`
-        would then resume after `first`, which the interpreter does not redo."""
-        ops = first.block.ops  # type: ignore[union-attr]
-        return any(isinstance(op, O.Checkpoint) for op in ops[ops.index(first) + 1 : ops.index(later)])
 
     def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem, dims: int | None = None) -> ir.Value:
         """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the end;
@@ -1384,7 +1236,7 @@ def _narrow(result: object, vs: list[Typed], op: O.BinOp) -> Type:
     return binop_type(op.op, vs[0][1], vs[1][1], rhs)
 
 
-def _narrow_call(sig: Signature, vs: list[Typed], result: Type) -> Type:
+def _narrow_call(sig: Primitive, vs: list[Typed], result: Type) -> Type:
     """The result type for one concrete case of a call with split union arguments."""
     if not isinstance(result, UnionType):
         return result

@@ -42,8 +42,8 @@ class Emitter:
         self._deopt_blocks: dict[int, ir.Block] = {}
         self.line = 0
         self.speculative = False  # lowering an op hoisted by opt/speculate.py
-        self.float_warning_check = "precise"  # for np.float64 arithmetic (codegen.float_warning_check)
-        self.float_error_check = "precise"  # for math functions (codegen.absorbs_check)
+        self.float_warning_check = "precise"  # for np.float64 arithmetic (opt/finiteness.FloatTests.arithmetic_test)
+        self.float_error_check = "precise"  # for math functions (opt/finiteness.FloatTests.op_tests)
         #: A function that writes to memory deopts by resuming the interpreter (see
         #: cuvil_bc/resume.py) at `resume`, the last resume point lowered (a
         #: `codegen.ResumeState`); one that only reads re-runs the call.

@@ -316,13 +316,13 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
     and NumPy warns about. Both need a non-finite result, so only such a result pays
     for the precise test (in a cold block)."""
     b = em.builder
-    if em.float_error_check == "conservative":  # any non-finite result (codegen.absorbs_check)
+    if em.float_error_check == "conservative":  # any non-finite result (opt/finiteness.FloatTests.absorbs_check)
         em.deopt_if(not_finite(em, result))
         return
-    if em.float_error_check == "carried":  # a later op tests it (codegen.carries_math_error)
+    if em.float_error_check == "carried":  # a later op tests it (FloatTests.carries_math_error)
         return
     if em.float_error_check == "deferred":  # any non-finite result, tested on return
-        em.warn_if(not_finite(em, result))  # (codegen.defers_math_error)
+        em.warn_if(not_finite(em, result))  # (FloatTests.defers_math_error)
         return
 
     def error() -> ir.Value:

@@ -7,7 +7,6 @@ registers the runtime's symbols with LLVM so that JIT-compiled code can call the
 
 from __future__ import annotations
 
-import math
 
 import llvmlite.binding as llvm
 
@@ -22,11 +21,10 @@ if lib.cb_abi_version() != abi.ABI_VERSION:
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {abi.ABI_VERSION}): "
         "reinstall cuvil_bc (pip install -e .) to rebuild it"
     )
-from ..typing.signatures import VIA_CPYTHON
+from ..typing.primitives import VIA_CPYTHON
 
-TWO_ARGS = frozenset({"hypot", "remainder"})
-#: The `fn` argument of cb_math_call indexes this tuple: (function, its argument count).
-MATH_VIA_CPYTHON = tuple((getattr(math, n), 2 if n in TWO_ARGS else 1) for n in VIA_CPYTHON)
+#: cb_math_call(fn, n, args, out) calls ``MATH_VIA_CPYTHON[fn](*args[:n])``.
+MATH_VIA_CPYTHON = tuple(row.obj for row in VIA_CPYTHON)
 abi.runtime_types().set_math_functions(MATH_VIA_CPYTHON)
 
 

@@ -49,7 +49,7 @@ from llvmlite import ir
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.signatures import lookup
+from ..typing.primitives import lookup
 from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType
 from . import refcount
 from .arrays import storage_type
@@ -71,8 +71,6 @@ STRIP = 256
 SHORT = 8
 SHORT_BODY_OPS = 40
 
-#: Calls that may appear in a strip: their lowerings guard only with `deopt_if`.
-_CALLS = frozenset({"abs", "min", "max", "float", "int", "math.sqrt", "math.fabs", "math.floor", "math.ceil", "math.trunc"})
 _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
 
 
@@ -210,7 +208,7 @@ def moving_stores(body: BasicBlock) -> set[O.StoreItem]:
 def _safe_call(op: O.Call) -> bool:
     func = op.func.value if isinstance(op.func, O.Const) else None
     sig = lookup(func) if func is not None else None
-    return sig is not None and sig.name in _CALLS and not op.kwnames
+    return sig is not None and sig.in_strips and not op.kwnames
 
 
 def _depends_on(v: O.Value, roots: set, body: BasicBlock) -> bool:  # type: ignore[type-arg]

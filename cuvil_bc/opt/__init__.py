@@ -2,5 +2,5 @@
 
 The call binding and global resolution that typing relies on (`specialize`),
 speculation (`speculate`), what array indices and loop counters are known to be
-(`bounds`), and which float results need a finiteness test (`untested`).
+(`bounds`), and which float results are tested for being finite, where (`finiteness`).
 """

@@ -21,8 +21,8 @@ from typing import Callable
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
-from ..ir.purity import CONSTANT_MODULES
 from ..typing.creation import creator_name
+from ..typing.primitives import CONSTANT_MODULES
 
 MISSING = object()
 

@@ -2,18 +2,39 @@
 
 Untyped ops may raise (an unknown operand could be anything). Once typed, only the
 operations that CPython itself can make raise on these types count; overflow of native
-int64 arithmetic does not, since CPython would compute a big int instead. Arithmetic on
-NumPy scalars counts: NumPy warns where Python would compute silently.
+int64 arithmetic does not, since CPython would compute a big int instead. But such an
+int may then be beyond a float's range, and converting it raises OverflowError (in
+``(x << 1100) + 0.5`` the shift cannot raise, the addition can): an int operand that
+is not an argument or a small constant may be that big. Arithmetic on NumPy scalars
+counts: NumPy warns where Python would compute silently.
 """
 
 from __future__ import annotations
 
 from ..ir import ops as O
-from .types import RANGE_ITER, UNDEF, NpScalar, options
+from .primitives import lookup
+from .types import FLOAT, INT, RANGE_ITER, UNDEF, NpScalar, options
 
 
 def _nonzero_const(v: O.Value) -> bool:
     return isinstance(v, O.Const) and isinstance(v.value, (int, float)) and v.value != 0
+
+
+def _maybe_huge(v: O.Value) -> bool:
+    """Whether `v` may be an int beyond a float's range in CPython: not an argument
+    (native code takes int64 ones only) or a constant that fits."""
+    if isinstance(v, O.Const):
+        return type(v.value) is int and v.value.bit_length() > 1000
+    return not isinstance(v, O.Arg) and INT in options(v.type)
+
+
+def _converts_huge(op: O.BinOp) -> bool:
+    """Whether `op` may convert an int beyond a float's range to a float: true division
+    converts ints, the others an int that meets a float."""
+    operands = (op.lhs, op.rhs)
+    if not any(_maybe_huge(v) for v in operands):
+        return False
+    return op.op == "/" or any(FLOAT in options(v.type) for v in operands)
 
 
 def may_raise(op: O.Op) -> bool:
@@ -31,9 +52,15 @@ def may_raise(op: O.Op) -> bool:
         return True  # NumPy warns (overflow, invalid value), also as one member of a union
     if isinstance(op, (O.Compare, O.Truth, O.UnaryOp, O.Unpack)):
         return False
+    if isinstance(op, O.Call) and isinstance(op.func, O.Const) and not op.kwnames:
+        row = lookup(op.func.value)
+        # (a NumPy scalar argument may warn, as in arithmetic)
+        return row is None or row.may_raise or any(isinstance(t, NpScalar) for v in op.args for t in options(v.type))
     if isinstance(op, O.GetIter):
         return op.type != RANGE_ITER
     if isinstance(op, O.BinOp):
+        if _converts_huge(op):
+            return True
         if op.op in ("+", "-", "*", "&", "|", "^"):
             return False
         if op.op in ("/", "//", "%"):

@@ -1,14 +1,23 @@
-"""What typing tells the clean-up passes (`ir/facts.py`): what the types say."""
+"""What typing tells the clean-up passes (`ir/facts.py`): which callables are pure
+(the primitives' table), and, once the IR is typed, what the types say."""
 
 from __future__ import annotations
 
 from ..ir import ops as O
 from ..ir.facts import Facts
 from .effects import may_raise
+from .primitives import is_pure_callable
 from .types import NONE, UNDEF, options
 
 
-class TypedFacts(Facts):
+class KnownFacts(Facts):
+    """Before typing: the IR's structure, and the primitives."""
+
+    def pure_callable(self, obj: object) -> bool:
+        return is_pure_callable(obj)
+
+
+class TypedFacts(KnownFacts):
     typed = True
 
     def may_raise(self, op: O.Op) -> bool:
@@ -24,4 +33,5 @@ class TypedFacts(Facts):
         return kinds.pop() if len(kinds) == 1 else None
 
 
+KNOWN = KnownFacts()
 TYPED = TypedFacts()

@@ -1,7 +1,7 @@
 """Type inference over SSA, specialised to one call's argument types.
 
 A forward fixpoint over the blocks in reverse postorder: each op's type follows from its
-operands' types by the rules in `rules.py` and `signatures.py`; a phi joins its incoming
+operands' types by the rules in `rules.py` and `primitives.py`; a phi joins its incoming
 types. Union operands are split into their members and the results joined, exactly as
 the lowering splits them at run time. A construct that cannot be typed raises
 `Unsupported` with the op's ``file:line``.
@@ -18,7 +18,7 @@ from ..ir import ops as O
 from ..ir.function import Function
 from . import rules
 from .creation import creation, creator_name
-from .signatures import lookup, result_type
+from .primitives import lookup, result_type
 from .types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
     Type, base, join, options, typeof, union_of,
@@ -227,7 +227,7 @@ class Inferencer:
         sig = lookup(func)
         if sig is None:
             raise Unsupported(f"call to {getattr(func, '__qualname__', func)!s}")
-        if not sig.min_args <= len(argtypes) <= sig.max_args:
+        if not sig.takes(len(argtypes)):
             raise Unsupported(f"{sig.name}() with {len(argtypes)} arguments")
         if sig.name == "len" and len(argtypes) == 1 and isinstance(argtypes[0], ArrayType):
             return INT

@@ -325,5 +325,45 @@ def parse_signature(text: str) -> tuple[Type, ...]:
     return tuple(out)
 
 
+_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, FLOAT, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
+
+
+def parse_type(text: str) -> Type:
+    """The type whose text (``str(t)``) is `text`: scalars, ``np.<dtype>``, tuples,
+    arrays and unions. (Compile-time objects and exceptions have no text to parse.)"""
+    items = _split_top(text, " | ")
+    if len(items) > 1:
+        return UnionType(tuple(parse_type(i) for i in items))
+    text = text.strip()
+    if text in _SCALARS_BY_NAME:
+        return _SCALARS_BY_NAME[text]
+    if text.startswith("np.") and text[3:] in ("bool", *ARRAY_DTYPES):
+        return NpScalar(text[3:])
+    if text == "tuple[()]":
+        return TupleType(())
+    if text.startswith("tuple[") and text.endswith("]"):
+        return TupleType(tuple(parse_type(i) for i in _split_top(text[6:-1], ", ")))
+    if text.startswith("array["):
+        return parse_signature(f"({text})")[0]
+    raise ValueError(f"cannot parse the type {text!r}")
+
+
+def _split_top(text: str, sep: str) -> list[str]:
+    """`text` split at the `sep`s that are not inside brackets."""
+    parts, depth, start, k = [], 0, 0, 0
+    while k < len(text):
+        if text[k] == "[":
+            depth += 1
+        elif text[k] == "]":
+            depth -= 1
+        elif depth == 0 and text.startswith(sep, k):
+            parts.append(text[start:k])
+            k += len(sep)
+            start = k
+            continue
+        k += 1
+    return parts + [text[start:]]
+
+
 def format_signature(types: tuple[Type, ...]) -> str:
     return "(" + ", ".join(map(str, types)) + ")"

@@ -17,7 +17,6 @@ from typing import Callable
 from .. import ops as O
 from ..facts import UNTYPED, Facts
 from ..function import Function
-from ..purity import foldable_result, is_pure_callable
 
 BINARY: dict[str, Callable[..., object]] = {
     "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
@@ -34,6 +33,17 @@ COMPARE: dict[str, Callable[..., object]] = {
 }
 
 _NOFOLD = object()
+
+
+def foldable_result(value: object) -> bool:
+    """Only keep folded values that are small scalars or tuples of them."""
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return True
+    if isinstance(value, int):
+        return value.bit_length() <= 256
+    if isinstance(value, tuple):
+        return len(value) <= 16 and all(foldable_result(v) for v in value)
+    return False
 
 
 def _too_big(op: O.BinOp, a: object, b: object) -> bool:
@@ -93,7 +103,7 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
             result = vals[0][vals[1]]  # type: ignore[index, call-overload]
         elif isinstance(op, O.Call):
             func, *args = vals
-            if not is_pure_callable(func) or isinstance(func, type) and issubclass(func, BaseException):
+            if not facts.pure_callable(func) or isinstance(func, type) and issubclass(func, BaseException):
                 return _NOFOLD
             npos = len(args) - len(op.kwnames)
             result = func(*args[:npos], **dict(zip(op.kwnames, args[npos:])))  # type: ignore[operator]

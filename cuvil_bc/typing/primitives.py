@@ -1,0 +1,271 @@
+"""The one table of primitives: the builtins and `math` functions that cuvil_bc compiles.
+
+Each is one `Primitive` row: its callable, how many arguments it takes, the rule that
+gives its result type from the (non-union) argument types (raising `Unsupported` for
+combinations that are not compiled), whether it can raise, how NumPy scalars reach it,
+how it is lowered, and whether the strips may hold it. Code generation reads the
+rows: a `LIBM` or `CPYTHON` row needs nothing else; an `OWN` row's lowering is the
+function of lower/builtins.py registered under its `name`.
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+from dataclasses import dataclass
+from typing import Callable
+
+from ..errors import Unsupported
+from .types import BOOL, FLOAT, INT, NONE, NP_F64, RANGE, NpScalar, TupleType, Type, base
+
+NUMERIC = (BOOL, INT, FLOAT)
+INTEGRAL = (BOOL, INT)
+
+Rule = Callable[[tuple[Type, ...]], Type]
+
+#: How a primitive is lowered. `OWN`: by its own function in lower/builtins.py. `LIBM`:
+#: a float function of the C library that CPython's `math` calls too, under the same
+#: name, with CPython's error rules tested natively (a failing test hands the call back
+#: to CPython); the error test of a function that only reads may be deferred
+#: (opt/finiteness.py). `CPYTHON`: a `math` function whose bits only CPython's own code
+#: gives: native code calls it through the runtime (cb_math_call, taking the GIL).
+OWN, LIBM, CPYTHON = "own", "libm", "cpython"
+
+#: Modules whose attributes the specialiser resolves to constants (each guarded, see
+#: opt/specialize.py), so that ``math.sqrt(x)`` compiles like ``sqrt(x)``. Every
+#: function of theirs is pure: constant folding may call it (compiled or not).
+CONSTANT_MODULES = (math,)
+
+
+@dataclass(frozen=True)
+class Primitive:
+    name: str  # "abs", "math.hypot": the key of its lowering and of its messages
+    obj: object  # the callable
+    min_args: int
+    max_args: int | None  # None: any number
+    rule: Rule
+    lowering: str = OWN
+    #: Whether a call can raise (or warn) in CPython for the argument types the rule
+    #: accepts (dead-code elimination keeps a call that can). NumPy scalar arguments
+    #: can always warn. An int argument may be beyond int64 in CPython (``x << 1100``,
+    #: whose native overflow is never tested once the call is dropped): a function
+    #: that converts it to a float can raise OverflowError.
+    may_raise: bool = True
+    #: Takes NumPy scalars as they are (NumPy's own methods run: ``__abs__``,
+    #: ``__pow__``, comparisons), and the result keeps a NumPy type; the others see
+    #: the Python number a NumPy scalar converts to (`as_number`).
+    numpy_own: bool = False
+    #: May be in a strip (lower/strips.py): its lowering guards only with `deopt_if`.
+    in_strips: bool = False
+    #: Its only error test is the one of a NaN or infinity from finite arguments
+    #: (numeric.deopt_on_float_error), which a function that only reads may defer
+    #: (`FunctionLowering.defers_math_error`). Every `LIBM` row's is.
+    defers_errors: bool = False
+
+    def takes(self, n: int) -> bool:
+        return self.min_args <= n and (self.max_args is None or n <= self.max_args)
+
+
+def _need(types: tuple[Type, ...], allowed: tuple[Type, ...], what: str) -> None:
+    for t in types:
+        if t not in allowed:
+            raise Unsupported(f"{what} of a {t} argument")
+
+
+def _float_result(name: str) -> Rule:
+    def rule(ts: tuple[Type, ...]) -> Type:
+        _need(ts, NUMERIC, name)
+        return FLOAT
+
+    return rule
+
+
+def _int_result(name: str) -> Rule:
+    def rule(ts: tuple[Type, ...]) -> Type:
+        _need(ts, NUMERIC, name)
+        return INT
+
+    return rule
+
+
+def _bool_result(name: str) -> Rule:
+    def rule(ts: tuple[Type, ...]) -> Type:
+        _need(ts, NUMERIC, name)
+        return BOOL
+
+    return rule
+
+
+def _abs(ts: tuple[Type, ...]) -> Type:
+    if isinstance(ts[0], NpScalar):
+        return ts[0]  # NumPy's absolute keeps the dtype (np.bool included)
+    _need(ts, NUMERIC, "abs")
+    return FLOAT if ts[0] == FLOAT else INT
+
+
+def _minmax(ts: tuple[Type, ...]) -> Type:
+    _need(tuple(base(t) for t in ts), NUMERIC, "min/max")
+    from .types import union_of
+
+    return union_of(list(ts))  # the result is one of the arguments, with its type
+
+
+def _int(ts: tuple[Type, ...]) -> Type:
+    _need(ts, NUMERIC, "int()")
+    return INT
+
+
+def _float(ts: tuple[Type, ...]) -> Type:
+    _need(ts, NUMERIC, "float()")
+    return FLOAT
+
+
+def _bool(ts: tuple[Type, ...]) -> Type:
+    from .rules import truth_ok
+
+    for t in ts:
+        truth_ok(t)
+    return BOOL
+
+
+def _round(ts: tuple[Type, ...]) -> Type:
+    _need(ts, NUMERIC, "round()")
+    return INT
+
+
+def _divmod(ts: tuple[Type, ...]) -> Type:
+    from .rules import binop_type
+
+    return TupleType((binop_type("//", ts[0], ts[1]), binop_type("%", ts[0], ts[1])))
+
+
+def _pow(ts: tuple[Type, ...]) -> Type:
+    from .rules import binop_type
+
+    if len(ts) == 3:
+        _need(ts, INTEGRAL, "pow() with a modulus")  # (NumPy scalars too: not compiled)
+        return INT
+    return binop_type("**", ts[0], ts[1])
+
+
+def _len(ts: tuple[Type, ...]) -> Type:
+    if not isinstance(ts[0], TupleType):
+        raise Unsupported(f"len() of a {ts[0]}")
+    return INT
+
+
+def _range(ts: tuple[Type, ...]) -> Type:
+    _need(ts, INTEGRAL, "range()")
+    return RANGE
+
+
+def _ldexp(ts: tuple[Type, ...]) -> Type:
+    _need(ts[:1], NUMERIC, "math.ldexp")
+    _need(ts[1:], INTEGRAL, "math.ldexp exponent")
+    return FLOAT
+
+
+def _math(name: str, nargs: int | tuple[int, int | None] = 1, rule: Rule | None = None, **how: object) -> Primitive:
+    """A `math` function's row; by default it takes `nargs` numbers and gives a float."""
+    low, high = (nargs, nargs) if isinstance(nargs, int) else nargs
+    how.setdefault("defers_errors", how.get("lowering") == LIBM)
+    return Primitive(f"math.{name}", getattr(math, name), low, high, rule or _float_result(f"math.{name}"), **how)  # type: ignore[arg-type]
+
+
+def _builtin(name: str, nargs: tuple[int, int | None], rule: Rule, **how: object) -> Primitive:
+    return Primitive(name, getattr(builtins, name), nargs[0], nargs[1], rule, **how)  # type: ignore[arg-type]
+
+
+_LIBM_1 = ("exp", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "exp2")
+
+PRIMITIVES: tuple[Primitive, ...] = (
+    _builtin("abs", (1, 1), _abs, may_raise=False, numpy_own=True, in_strips=True),
+    _builtin("min", (2, 16), _minmax, may_raise=False, numpy_own=True, in_strips=True),
+    _builtin("max", (2, 16), _minmax, may_raise=False, numpy_own=True, in_strips=True),
+    _builtin("int", (1, 1), _int, in_strips=True),  # (a float NaN or infinity raises)
+    _builtin("float", (1, 1), _float, in_strips=True),  # (of an int beyond a float's range)
+    _builtin("bool", (1, 1), _bool, may_raise=False),
+    _builtin("round", (1, 1), _round),
+    _builtin("divmod", (2, 2), _divmod),
+    _builtin("pow", (2, 3), _pow, numpy_own=True),
+    _builtin("len", (1, 1), _len),  # (of a 0-d array: TypeError)
+    _builtin("range", (1, 3), _range),
+    _math("log", (1, 2), defers_errors=True),
+    _math("ldexp", 2, _ldexp),
+    _math("floor", 1, _int_result("math.floor"), in_strips=True),
+    _math("ceil", 1, _int_result("math.ceil"), in_strips=True),
+    _math("trunc", 1, _int_result("math.trunc"), in_strips=True),
+    _math("isnan", 1, _bool_result("math.isnan")),  # (these too convert an int to a float)
+    _math("isinf", 1, _bool_result("math.isinf")),
+    _math("isfinite", 1, _bool_result("math.isfinite")),
+    _math("degrees"),
+    _math("radians"),
+    _math("fabs", lowering=LIBM, in_strips=True),
+    *(_math(name, lowering=LIBM) for name in _LIBM_1 if hasattr(math, name)),  # (exp2, cbrt: 3.11+)
+    _math("sqrt", lowering=LIBM, in_strips=True),
+    _math("atan2", 2, lowering=LIBM),
+    _math("copysign", 2, lowering=LIBM),
+    _math("fmod", 2, lowering=LIBM),
+    _math("pow", 2, lowering=LIBM),
+    _math("gamma", lowering=CPYTHON),
+    _math("lgamma", lowering=CPYTHON),
+    _math("erf", lowering=CPYTHON),
+    _math("erfc", lowering=CPYTHON),
+    _math("hypot", (0, None), lowering=CPYTHON),
+    _math("remainder", 2, lowering=CPYTHON),
+)
+_TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES}
+assert len(_TABLE) == len(PRIMITIVES), "a callable with two rows"
+#: The `CPYTHON` rows, in the order the C runtime numbers them (lower/runtime.py).
+VIA_CPYTHON: tuple[Primitive, ...] = tuple(row for row in PRIMITIVES if row.lowering == CPYTHON)
+
+
+def result_type(sig: Primitive, ts: tuple[Type, ...]) -> Type:
+    """The result type of `sig` for concrete (non-union) argument types. A NumPy
+    scalar reaches `math` functions and float()/int()/bool() as the Python number
+    they convert it to (`as_number`), and abs/min/max/pow as itself."""
+    if not any(isinstance(t, NpScalar) for t in ts) or sig.numpy_own:
+        return sig.rule(ts)
+    if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
+        raise Unsupported(f"{sig.name}() of a NumPy value")
+    return sig.rule(tuple(as_number(sig.name, k, t) for k, t in enumerate(ts)))
+
+
+def as_number(name: str, position: int, t: Type) -> Type:
+    """The Python number that argument `position` of `name` (a math function or
+    float/int/bool) is, when it is the NumPy scalar `t`: the number it holds, except
+    that math.floor and math.ceil see a NumPy int through ``__float__`` (NumPy ints
+    have no ``__floor__``, so beyond 2**53 the value rounds first, as CPython does)."""
+    if not isinstance(t, NpScalar):
+        return t
+    if name == "math.trunc" and t != NP_F64:
+        raise Unsupported(f"math.trunc() of an {t} (TypeError in CPython: no __trunc__)")
+    if name == "math.ldexp" and position == 1:
+        raise Unsupported(f"math.ldexp() with an {t} exponent (TypeError in CPython)")
+    if name in ("math.floor", "math.ceil") and t.base == INT:
+        return FLOAT
+    return t.base
+
+
+def lookup(obj: object) -> Primitive | None:
+    try:
+        return _TABLE.get(obj)
+    except TypeError:  # unhashable
+        return None
+
+
+def is_pure_callable(obj: object) -> bool:
+    """Whether calling `obj` has no side effects, so that constant folding may call it
+    on constant arguments (it keeps only what CPython's own call returns): the
+    primitives, the functions of `CONSTANT_MODULES`, and exception classes."""
+    if lookup(obj) is not None:
+        return True
+    if isinstance(obj, type) and issubclass(obj, BaseException):
+        return True  # building an exception object has no side effects
+    if callable(obj) and getattr(obj, "__module__", None) in {m.__name__ for m in CONSTANT_MODULES}:
+        return True
+    name = getattr(obj, "__name__", None)
+    return isinstance(name, str) and any(getattr(m, name, None) is obj for m in CONSTANT_MODULES)
+
+
+__all__ = ["Primitive", "PRIMITIVES", "lookup", "result_type", "as_number", "is_pure_callable", "NONE", "OWN", "LIBM", "CPYTHON"]

@@ -1,0 +1,67 @@
+"""The table of primitives (cuvil_bc/typing/primitives.py) and what reads it."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from cuvil_bc.compiler import Compiler
+from cuvil_bc.ir import format_function
+from cuvil_bc.lower import builtins as lowered
+from cuvil_bc.lower.runtime import MATH_VIA_CPYTHON
+from cuvil_bc.typing.primitives import CPYTHON, LIBM, OWN, PRIMITIVES, VIA_CPYTHON, lookup
+from cuvil_bc.typing.types import FLOAT, NP_I64, Type
+
+
+def test_every_row_has_its_lowering_and_every_lowering_a_row() -> None:
+    own = {row.name for row in PRIMITIVES if row.lowering == OWN}
+    assert own == set(lowered._OWN)
+    for row in PRIMITIVES:
+        assert row.lowering in (OWN, LIBM, CPYTHON), row
+        assert lowered.lowering_of(row) is not None
+        if row.lowering == LIBM:
+            assert row.name.startswith("math.") and row.defers_errors, row
+
+
+def test_one_row_per_callable() -> None:
+    assert all(lookup(row.obj) is not None for row in PRIMITIVES)
+    assert len({row.obj for row in PRIMITIVES}) == len(PRIMITIVES)
+    assert lookup(math.sqrt).in_strips and lookup(math.sqrt).lowering == LIBM
+    assert lookup(print) is None and lookup([]) is None  # (unhashable: no row)
+
+
+def test_the_runtime_calls_the_cpython_rows_in_their_order() -> None:
+    assert MATH_VIA_CPYTHON == tuple(row.obj for row in VIA_CPYTHON)
+    assert math.hypot in MATH_VIA_CPYTHON and math.erf in MATH_VIA_CPYTHON
+
+
+def _typed_ir(source: str, argtypes: tuple[Type, ...]) -> str:
+    namespace: dict[str, object] = {"math": math}
+    exec(source, namespace)
+    spec = Compiler().typed(namespace["f"], argtypes)  # type: ignore[arg-type]
+    return format_function(spec.fn)
+
+
+@pytest.mark.parametrize(
+    "call, kept",
+    [
+        ("abs(x)", False),  # cannot raise: an unused call goes
+        ("max(x, 1.0)", False),
+        ("bool(x)", False),
+        ("float(x)", True),  # of an int beyond a float's range: OverflowError
+        ("math.isnan(x)", True),  # (the same)
+        ("int(x)", True),  # int(nan) raises ValueError
+        ("math.sqrt(x)", True),  # math domain error
+        ("round(x)", True),  # round(inf) raises OverflowError
+    ],
+)
+def test_an_unused_call_goes_only_if_its_row_says_it_cannot_raise(call: str, kept: bool) -> None:
+    text = _typed_ir(f"def f(x):\n    {call}\n    return x\n", (FLOAT,))
+    assert (" call " in text) == kept, text
+
+
+def test_a_numpy_scalar_argument_keeps_the_call() -> None:
+    # abs(np.int64 min) warns (overflow): NumPy scalars can always warn
+    text = _typed_ir("def f(x):\n    abs(x)\n    return 1\n", (NP_I64,))
+    assert " call " in text, text
