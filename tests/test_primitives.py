@@ -65,3 +65,20 @@ def test_a_numpy_scalar_argument_keeps_the_call() -> None:
     # abs(np.int64 min) warns (overflow): NumPy scalars can always warn
     text = _typed_ir("def f(x):\n    abs(x)\n    return 1\n", (NP_I64,))
     assert " call " in text, text
+
+
+def test_every_operator_the_decoder_names_has_a_row() -> None:
+    from cuvil_bc.decode import versions
+    from cuvil_bc.ir.operators import BINARY, COMPARE, OPERATORS, UNARY
+
+    named = {(BINARY, s) for s in versions.BINARY.values()} | {(UNARY, s) for s in versions.UNARY.values()}
+    named |= {(COMPARE, s) for s in (*versions.COMPARE.values(), "is", "is not", "in", "not in")}
+    assert named <= set(OPERATORS), named - set(OPERATORS)
+
+
+@pytest.mark.parametrize("symbol, a, b", [("+", 2, 3), ("//", -7, 2), ("%", -7.5, 2), ("**", 2, -1), ("<<", 1, 70), ("in", 1, (1, 2))])
+def test_an_operator_row_computes_what_python_does(symbol: str, a: object, b: object) -> None:
+    from cuvil_bc.ir.operators import binary, compare
+
+    row = compare(symbol) if symbol == "in" else binary(symbol)
+    assert row.apply(a, b) == eval(f"a {symbol} b")

@@ -21,10 +21,12 @@ from typing import Any, Callable
 
 from . import ops as O
 from .function import BasicBlock, Function
+from .operators import BINARY, COMPARE, OPERATORS
 
 _LINE = re.compile(r"^  (?:(%\d+)(?:: (.+?))? = (speculative )?)?(.+?)(?:  ; line (\d+))?$")
-_BINARY = ("//", "**", "<<", ">>", "+", "-", "*", "/", "%", "&", "|", "^", "@")
-_COMPARE = ("is not", "not in", "<=", ">=", "==", "!=", "<", ">", "is", "in")
+# (longest first: "is not" before "is")
+_BINARY = sorted((row.symbol for row in OPERATORS.values() if row.kind == BINARY), key=len, reverse=True)
+_COMPARE = sorted((row.symbol for row in OPERATORS.values() if row.kind == COMPARE), key=len, reverse=True)
 
 
 class ParseError(ValueError):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
+from ..ir.operators import binary, compare, unary
 from ..typing.infer import value_type
 from ..typing.types import BOOL, FLOAT, INT
 
@@ -32,9 +33,6 @@ from ..typing.types import BOOL, FLOAT, INT
 MAX_OPS = 4
 
 _SCALARS = (INT, FLOAT, BOOL)
-_BINOPS = frozenset("+ - * & | ^".split())
-_UNARY = frozenset(("-", "+", "~", "not"))
-_COMPARES = frozenset(("<", "<=", ">", ">=", "==", "!="))
 
 
 def _cheap(op: O.Op) -> bool:
@@ -43,11 +41,11 @@ def _cheap(op: O.Op) -> bool:
     if not all(value_type(v) in _SCALARS for v in op.operands()):
         return False
     if isinstance(op, O.BinOp):
-        return op.op in _BINOPS or (op.op == ">>" and isinstance(op.rhs, O.Const) and isinstance(op.rhs.value, int) and 0 <= op.rhs.value < 64)
+        return binary(op.op).cheap or (op.op == ">>" and isinstance(op.rhs, O.Const) and isinstance(op.rhs.value, int) and 0 <= op.rhs.value < 64)
     if isinstance(op, O.UnaryOp):
-        return op.op in _UNARY
+        return unary(op.op).cheap
     if isinstance(op, O.Compare):
-        return op.op in _COMPARES
+        return compare(op.op).cheap
     return isinstance(op, O.Truth)
 
 

@@ -12,6 +12,7 @@ counts: NumPy warns where Python would compute silently.
 from __future__ import annotations
 
 from ..ir import ops as O
+from ..ir.operators import NEGATIVE_SHIFT, NEVER, ZERO_DIVISOR, binary
 from .primitives import lookup
 from .types import FLOAT, INT, RANGE_ITER, UNDEF, NpScalar, options
 
@@ -61,11 +62,12 @@ def may_raise(op: O.Op) -> bool:
     if isinstance(op, O.BinOp):
         if _converts_huge(op):
             return True
-        if op.op in ("+", "-", "*", "&", "|", "^"):
+        raises = binary(op.op).raises
+        if raises == NEVER:
             return False
-        if op.op in ("/", "//", "%"):
+        if raises == ZERO_DIVISOR:
             return not _nonzero_const(op.rhs)
-        if op.op in ("<<", ">>"):
+        if raises == NEGATIVE_SHIFT:
             return not (isinstance(op.rhs, O.Const) and op.rhs.value >= 0)  # type: ignore[operator]
         return True  # "**": 0 ** -1 and float overflow raise
     return True

@@ -10,27 +10,10 @@ evaluation that raises is left alone: the op must still raise at run time.
 
 from __future__ import annotations
 
-import operator
-import types
-from typing import Callable
-
 from .. import ops as O
 from ..facts import UNTYPED, Facts
 from ..function import Function
-
-BINARY: dict[str, Callable[..., object]] = {
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv,
-    "//": operator.floordiv, "%": operator.mod, "**": operator.pow, "<<": operator.lshift,
-    ">>": operator.rshift, "&": operator.and_, "|": operator.or_, "^": operator.xor,
-}
-UNARY: dict[str, Callable[..., object]] = {
-    "-": operator.neg, "+": operator.pos, "~": operator.invert, "not": operator.not_,
-}
-COMPARE: dict[str, Callable[..., object]] = {
-    "<": operator.lt, "<=": operator.le, "==": operator.eq, "!=": operator.ne,
-    ">": operator.gt, ">=": operator.ge, "is": operator.is_, "is not": operator.is_not,
-    "in": lambda a, b: operator.contains(b, a), "not in": lambda a, b: not operator.contains(b, a),
-}
+from ..operators import binary, compare, unary
 
 _NOFOLD = object()
 
@@ -80,13 +63,13 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
         if isinstance(op, O.BinOp):
             if _too_big(op, *vals):
                 return _NOFOLD
-            result = BINARY[op.op](*vals)
+            result = binary(op.op).apply(*vals)
         elif isinstance(op, O.UnaryOp):
-            result = UNARY[op.op](*vals)
+            result = unary(op.op).apply(*vals)
         elif isinstance(op, O.Compare):
             if op.op in ("is", "is not") and not all(v is None or isinstance(v, bool) for v in vals):
                 return _NOFOLD  # identity of other objects is an implementation detail
-            result = COMPARE[op.op](*vals)
+            result = compare(op.op).apply(*vals)
         elif isinstance(op, O.Truth):
             result = bool(vals[0])
         elif isinstance(op, O.BuildTuple):
