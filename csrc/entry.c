@@ -9,6 +9,7 @@
  *   'b' bool: one word, 0 or 1
  *   'd' float: one word
  *   'n' None: no word
+ *   'c' complex: two words, the real part and the imaginary part
  *   'F' 'I' 'B' a NumPy float64, int64 or bool scalar: one word, as float, int, bool
  *   't' a tuple of `count` items, whose slots follow
  *   'u' (results only) a union of `count` options, whose slots follow: a word holding
@@ -47,6 +48,8 @@
 #include <Python.h>
 #include <stddef.h>
 #include "runtime.h"
+
+#include <errno.h>
 #include "pytypes.h"
 
 #if PY_VERSION_HEX < 0x030C0000
@@ -277,6 +280,12 @@ static int unbox(const cb_slot *slots, int *at, PyObject *v, cb_word *w, int *n)
         return MATCH;
     case 'n':
         return MATCH;
+    case 'c': {
+        Py_complex c = ((PyComplexObject *)v)->cval;
+        w[(*n)++].d = c.real;
+        w[(*n)++].d = c.imag;
+        return MATCH;
+    }
     case 'I': {
         PyObject *index = PyNumber_Index(v);
         if (index == NULL) {
@@ -335,6 +344,8 @@ static void skip(const cb_slot *slots, int *at, int *n) {
             skip(slots, at, n);
     } else if (s->kind == 'A') {
         *n += 2 + 2 * s->count;
+    } else if (s->kind == 'c') {
+        *n += 2;
     } else if (s->kind != 'n') {
         *n += 1;
     }
@@ -357,6 +368,10 @@ static PyObject *box(const cb_slot *slots, int *at, const cb_word *w, int *n, cb
         return PyFloat_FromDouble(w[(*n)++].d);
     case 'n':
         Py_RETURN_NONE;
+    case 'c': {
+        double real = w[(*n)++].d;
+        return PyComplex_FromDoubles(real, w[(*n)++].d);
+    }
     case 'F':
     case 'I':
     case 'B': {
@@ -467,6 +482,33 @@ static _Thread_local cb_gil_hold *gil_hold = NULL;
 #else
 #define CB_CURRENT_TSTATE() _PyThreadState_UncheckedGet()
 #endif
+
+/* Complex products, quotients and absolute values (runtime.h): CPython's own code, so
+ * that the bits are its own on every platform (its build may contract a product into
+ * a fused multiply-add where ours would not). */
+int32_t cb_complex_prod(double ar, double ai, double br, double bi, double *out) {
+    Py_complex a = {ar, ai}, b = {br, bi};
+    Py_complex r = _Py_c_prod(a, b);
+    out[0] = r.real;
+    out[1] = r.imag;
+    return 0;
+}
+
+int32_t cb_complex_quot(double ar, double ai, double br, double bi, double *out) {
+    Py_complex a = {ar, ai}, b = {br, bi};
+    errno = 0;
+    Py_complex r = _Py_c_quot(a, b);
+    out[0] = r.real;
+    out[1] = r.imag;
+    return errno == EDOM; /* ZeroDivisionError in CPython */
+}
+
+int32_t cb_complex_abs(double re, double im, double *out) {
+    Py_complex z = {re, im};
+    errno = 0;
+    out[0] = _Py_c_abs(z);
+    return errno == ERANGE; /* OverflowError in CPython */
+}
 
 /* The `math` functions whose bits only CPython's own code guarantees (gamma, lgamma,
  * erf, erfc, hypot, ...): native code calls cb_math_call(fn, n, args, &out) for
@@ -637,7 +679,7 @@ static int read_slot(PyObject *item, cb_slot *s, PyObject *keep, int result) {
     PyObject *type, *dtype;
     if (!PyArg_ParseTuple(item, "siOOiin", &kind, &s->count, &type, &dtype, &s->writeable, &s->unit, &s->itemsize))
         return -1;
-    const char *kinds = result ? "ibdnFIBtuA" : "ibdnFIBtA";
+    const char *kinds = result ? "ibdncFIBtuA" : "ibdncFIBtA";
     if (strlen(kind) != 1 || !strchr(kinds, kind[0]) || !PyType_Check(type) || s->count < 0 || (kind[0] == 'A' && (s->count < 1 || s->count > 32))) {
         PyErr_SetString(PyExc_ValueError, "a slot that the C entry does not know");
         return -1;

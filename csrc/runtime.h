@@ -90,6 +90,12 @@ int cb_priority_claimed(void);
 void cb_gil_work(int64_t units);
 /* A `math` function computed by CPython's own code (entry.c): 0 with *out, or 1. */
 int32_t cb_math_call(int32_t fn, int32_t n, const double *args, double *out);
+/* Complex arithmetic by CPython's own functions (entry.c), for native code: no Python
+ * object, no GIL. out[0] and out[1] get the real and imaginary parts; the status is
+ * 1 where CPython raises (a zero divisor; an absolute value too large), else 0. */
+int32_t cb_complex_prod(double ar, double ai, double br, double bi, double *out);
+int32_t cb_complex_quot(double ar, double ai, double br, double bi, double *out);
+int32_t cb_complex_abs(double re, double im, double *out);
 /* Counts the signals that arrived while a handler of CPython's was installed for them
  * (see cb_watch_signal); native loops poll it. */
 extern int64_t cb_signal_generation;

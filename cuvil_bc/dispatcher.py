@@ -43,10 +43,10 @@ class _Native:
     def __init__(self, spec: Specialization) -> None:
         from ._runtime import ffi  # type: ignore[attr-defined]
         from .boxing import make_boxer, make_flattener
-        from .lower.layout import c_param_types, words
+        from .typing.models import c_params, words
 
         self.spec = spec
-        params = [c for t in spec.argtypes for c in c_param_types(t)]
+        params = [c for t in spec.argtypes for c in c_params(t)]
         ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
         self.calls_python = bool(spec.callees)
         assert spec.entry is not None

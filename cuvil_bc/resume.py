@@ -14,9 +14,10 @@ and the result or exception are CPython's own.
 
 Code generation describes each point (lower/points.py) and returns the descriptions with
 the compiled function; the dispatcher `register`s them before its code can run. Each
-point says how to rebuild every value (`Slot`): from words (ints, floats, bools,
-NumPy scalars, tuples and unions of them, a range iterator), from a compile-time
-constant, from the call's arguments (arrays), or not at all (an unbound local).
+point says how to rebuild every value (`Slot`): from words (as its type's model says,
+typing/models.py: ints, floats, bools, NumPy scalars, tuples and unions of them, a range
+iterator), from a compile-time constant, from the call's arguments (arrays), or not at
+all (an unbound local).
 """
 
 from __future__ import annotations
@@ -28,14 +29,9 @@ from typing import Any, Mapping
 
 from .abi import RECORD_WORDS
 from .frames import hidden_frames
-from .lower.points import ResumeInfo, state_words
-from .typing.types import (
-    BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, RANGE_ITER, UNDEF, ArrayType, NpScalar, TupleType, Type,
-    UnionType,
-)
-
-#: Marks an unbound local in a rebuilt state.
-UNBOUND = object()
+from .lower.points import ResumeInfo
+from .typing.models import UNBOUND, model
+from .typing.types import ArrayType
 
 
 class _Arrays:
@@ -70,51 +66,6 @@ class _Arrays:
         return found
 
 
-def _rebuild(t: Type, w: Any, k: int, arrays: _Arrays | None = None, owns: bool = False) -> Any:
-    import numpy as np
-
-    if t == INT:
-        return int(w[k].i)
-    if t == FLOAT:
-        return float(w[k].d)
-    if t == BOOL:
-        return w[k].i != 0
-    if t == NP_F64:
-        return np.float64(w[k].d)
-    if t == NP_I64:
-        return np.int64(w[k].i)
-    if t == NP_BOOL:
-        return np.bool_(w[k].i != 0)
-    if isinstance(t, NpScalar):  # a narrow dtype
-        return getattr(np, t.name)(w[k].d if t.base == FLOAT else w[k].i)
-    if t == NONE:
-        return None
-    if t == UNDEF:
-        return UNBOUND
-    if isinstance(t, ArrayType):
-        assert arrays is not None
-        return arrays.get(w, k, t, owns)
-    if t == RANGE_ITER:
-        cur, step, left = int(w[k].i), int(w[k + 1].i), int(w[k + 2].i)
-        # The same items as the native iterator has left (`left` is unsigned there).
-        left &= (1 << 64) - 1
-        return iter(range(cur, cur + left * step, step))
-    if isinstance(t, TupleType):
-        out = []
-        for item in t.items:
-            out.append(_rebuild(item, w, k, arrays, owns))
-            k += state_words(item)  # type: ignore[operator]
-        return tuple(out)
-    assert isinstance(t, UnionType), t
-    tag = int(w[k].i)
-    k += 1
-    for i, opt in enumerate(t.options):
-        if i == tag:
-            return _rebuild(opt, w, k, arrays, owns)
-        k += state_words(opt)  # type: ignore[operator]
-    raise AssertionError(f"bad union tag {tag} for {t}")
-
-
 class ResumePoint:
     """A resume point (`ResumeInfo`) and the continuations made for it."""
 
@@ -144,7 +95,7 @@ class ResumePoint:
         arrays = _Arrays(args)
         for slot in self.slots:
             if slot.kind == "words":
-                values.append(_rebuild(slot.arg, w, slot.offset, arrays, slot.owns))
+                values.append(model(slot.arg).rebuild(slot.arg, w, slot.offset, arrays, slot.owns))
             elif slot.kind == "const":
                 values.append(slot.arg)
             elif slot.kind == "arg":

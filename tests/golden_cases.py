@@ -98,6 +98,15 @@ def array_writes(a, k):
     return k
 
 
+def complex_steps(c, n):
+    z = 0j
+    for k in range(n):
+        z = z * z + c
+        if abs(z) > 2.0:
+            return k, z.real
+    return n, (z / (1 - 0j)).imag
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -113,4 +122,5 @@ CASES = {
     "optional_arg": "(int, None)",
     "assert_message": "(int)",
     "array_writes": "(array[float64, 1d], float)",
+    "complex_steps": "(complex, int)",
 }

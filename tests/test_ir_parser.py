@@ -107,6 +107,46 @@ def test_a_division_that_may_raise_is_kept_until_its_types_say_otherwise() -> No
     """)
 
 
+def test_complex_constants_read_back_and_fold_as_cpython_computes() -> None:
+    source = """
+        def f(c):
+        B0:
+          %0 = binop 1 - 0j
+          %1 = binop -0.0 - 0j
+          %2 = binop (nan+infj) * 2
+          %3 = tuple (%0, %1, %2, -infj, (-0-0j))
+          return %3
+    """
+    folded = run(source, constfold.run, copyprop.run, dce.run)
+    assert folded == ir("""
+        def f(c):
+        B0:
+          return ((1+0j), (-0+0j), (nan+nanj), -infj, (-0-0j))
+    """)
+    assert run(folded) == folded  # (the folded constants read back as themselves)
+
+
+def test_a_complex_division_is_kept_where_it_may_raise_the_rest_goes() -> None:
+    # (calls are not here: a constant read from text has no type, so dead-code
+    # elimination keeps every call; tests/test_equiv_complex.py has the unused abs())
+    typed = """
+        def f(a: complex, b: complex, x: float):
+        B0:
+          %0: complex = binop a * b
+          %1: complex = binop a / b
+          %2: complex = binop a + x
+          %3: bool = compare a == x
+          %4: complex = unary - a
+          return a
+    """
+    assert run(typed, dce.run, facts=TYPED, typed=True) == ir("""
+        def f(a: complex, b: complex, x: float):
+        B0:
+          %0: complex = binop a / b
+          return a
+    """)
+
+
 def test_trivial_phis_go_and_reads_of_bound_locals_lose_their_check() -> None:
     source = """
         def f(n):

@@ -153,7 +153,7 @@ class _Parser:
                 return getattr(builtins, name)
             raise ParseError(f"no object named {name!r}: pass it in the namespace")
         try:
-            return _literal(ast.parse(text, mode="eval").body)
+            return _literal(ast.parse(text, mode="eval").body, text)
         except (ValueError, SyntaxError):
             raise ParseError(f"not a value: {text!r}") from None
 
@@ -341,17 +341,23 @@ def _opened(text: str, opening: str, closing: str, what: str) -> tuple[str, str]
 _NAMED = {"inf": math.inf, "nan": math.nan, "Ellipsis": ...}
 
 
-def _literal(node: ast.expr) -> Any:
-    """A constant as the printer writes it: Python literals, and ``inf``, ``nan`` and
-    ``Ellipsis`` (repr gives them as names), in tuples too."""
+def _literal(node: ast.expr, text: str) -> Any:
+    """A constant as the printer writes it (`text`, of which `node` is a part): Python
+    literals, ``inf``, ``nan`` and ``Ellipsis`` (repr gives them as names), complex
+    numbers as repr writes them (``(-0-0j)``, ``(nan+infj)``), in tuples too."""
     if isinstance(node, ast.Constant):
         return node.value
     if isinstance(node, ast.Name) and node.id in _NAMED:
         return _NAMED[node.id]
+    if isinstance(node, ast.BinOp) or (isinstance(node, ast.Name) and node.id in ("infj", "nanj")):
+        # (as complex() reads it: Python's ``-0-0j`` would lose the real part's sign)
+        return complex(ast.get_source_segment(text, node) or "")
     if isinstance(node, ast.Tuple):
-        return tuple(_literal(e) for e in node.elts)
+        return tuple(_literal(e, text) for e in node.elts)
     if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
-        value = _literal(node.operand)
-        if type(value) in (int, float, complex):
+        value = _literal(node.operand, text)
+        if type(value) is complex:  # (``-infj``: complex() keeps the real part +0.0)
+            return complex(ast.get_source_segment(text, node) or "")
+        if type(value) in (int, float):
             return -value if isinstance(node.op, ast.USub) else +value
     raise ValueError("not a constant")

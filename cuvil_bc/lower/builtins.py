@@ -10,7 +10,8 @@ from typing import Callable
 from llvmlite import binding as _llvm, ir
 
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
-from ..typing.types import BOOL, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
+from . import complexes
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I32, I64, llvm_type
 from .numeric import binop, compare, cpython_pow, deopt_on_float_error, is_finite, numpy_abs, truth
@@ -43,6 +44,8 @@ def _abs(em: Emitter, args: list[Typed], result: Type) -> Typed:
         return numpy_abs(em, a)
     if a[1] == FLOAT:
         return em.absolute(a[0]), FLOAT
+    if a[1] == COMPLEX:
+        return complexes.absolute(em, a)
     x = em.as_int(a)
     neg = em.builder.icmp_signed("<", x, em.i64(0))
     return em.builder.select(neg, em.checked("ssub", em.i64(0), x), x), INT
@@ -292,6 +295,7 @@ _OWN: dict[str, Lowering] = {
     "int": _int,
     "float": _float,
     "bool": _bool,
+    "complex": complexes.construct,
     "round": _round,
     "divmod": _divmod,
     "pow": _pow,

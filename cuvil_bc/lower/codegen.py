@@ -25,15 +25,16 @@ from ..errors import Unsupported
 from ..typing.primitives import Primitive, as_number, lookup
 from ..typing.primitives import result_type as call_result_type
 from ..typing.types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, NpScalar, ObjType, TupleType, Type,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ObjType, TupleType, Type,
     UnionType, base, options, ITEMSIZE,
 )
 from ..typing.creation import creator_name
-from . import arrays, refcount, strips
+from ..typing.models import c_params, model, state_words, words
+from . import arrays, complexes, refcount, strips
 from .builtins import lowering_of
 from .emitter import WEAK_TWIN, Emitter, Typed
-from .ltypes import F64, I1, I8, I32, I64, ITER, declare, llvm_param_types, llvm_type, meminfo_index
-from .points import ResumeInfo, Slot, new_number, state_words
+from .ltypes import F64, I1, I8, I32, I64, ITER, const, declare, from_params, llvm_param_types, llvm_type, meminfo_index, store_words
+from .points import ResumeInfo, Slot, new_number
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
 from ..opt.finiteness import FloatTests
@@ -331,6 +332,8 @@ class FunctionLowering:
         if isinstance(v, O.Const):
             if t == FLOAT:
                 return self.em.float_constant(float(v.value)), t  # type: ignore[arg-type]
+            if t == COMPLEX:
+                return complexes.constant(self.em, v.value), t  # type: ignore[arg-type]
             return const(v.value, t), t
         if isinstance(v, O.Undef):
             return ir.Constant(I8, 0), t
@@ -423,6 +426,8 @@ class FunctionLowering:
             val = operands[0][0]  # the bound method is its array (see `call`)
         elif isinstance(op, O.LoadAttr) and isinstance(operands[0][1], ArrayType):
             val = self.array_attribute(operands[0], op.name)
+        elif isinstance(op, O.LoadAttr) and op.name in ("real", "imag"):
+            val = em.split(operands, t, lambda vs: complexes.attribute(em, vs[0], op.name))
         elif isinstance(op, O.Subscript):
             assert isinstance(op.index, O.Const)
             val = self.tuple_item(operands[0], int(op.index.value), t)  # type: ignore[call-overload]
@@ -1160,37 +1165,6 @@ class ResumeState:
 
 
 
-def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:
-    """Store `val` (of type `t`) as 64-bit words from ``out[index]`` on, in the
-    boundary layout of `ltypes.py` (a range iterator: next value, step, items left);
-    return the index after them."""
-    if isinstance(t, NpScalar):
-        t = t.base
-    if t in (BOOL, INT, FLOAT):
-        word = b.zext(val, I64) if t == BOOL else b.bitcast(val, I64) if t == FLOAT else val
-        b.store(word, b.gep(out, [ir.Constant(I64, index)]))
-        return index + 1
-    if isinstance(t, ArrayType):
-        for k in range(2 + 2 * t.ndim):
-            b.store(b.extract_value(val, k), b.gep(out, [ir.Constant(I64, index + k)]))
-        return index + 2 + 2 * t.ndim
-    if t == RANGE_ITER:
-        for k in range(3):
-            field = b.load(b.gep(val, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
-            b.store(field, b.gep(out, [ir.Constant(I64, index + k)]))
-        return index + 3
-    if isinstance(t, TupleType):
-        for i, item in enumerate(t.items):
-            index = store_words(b, out, b.extract_value(val, i), item, index)
-        return index
-    if isinstance(t, UnionType):
-        index = store_words(b, out, b.zext(b.extract_value(val, 0), I64), INT, index)
-        for i, opt in enumerate(t.options):
-            index = store_words(b, out, b.extract_value(val, i + 1), opt, index)
-        return index
-    return index
-
-
 def lower_recursive(
     module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None,
     resume_points: dict[int, ResumeInfo] | None = None,
@@ -1246,18 +1220,6 @@ def _narrow_call(sig: Primitive, vs: list[Typed], result: Type) -> Type:
         return result
 
 
-def const(value: object, t: Type) -> ir.Value:
-    if t == BOOL:
-        return ir.Constant(I1, int(bool(value)))
-    if t == INT:
-        return ir.Constant(I64, int(value))  # type: ignore[call-overload]
-    if t == FLOAT:
-        return ir.Constant(F64, float(value))  # type: ignore[arg-type]
-    if isinstance(t, TupleType):
-        return ir.Constant(llvm_type(t), [const(v, it) for v, it in zip(value, t.items)])  # type: ignore[call-overload]
-    return ir.Constant(I8, 0)
-
-
 def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: Type) -> str:
     """Add ``i32 @<symbol>.entry(i32 depth, <flat params>, i64* out, i64* parked)`` for
     cffi and return its name. `depth` is where the native call depth starts (see
@@ -1270,27 +1232,7 @@ def emit_entry(module: ir.Module, symbol: str, argtypes: tuple[Type, ...], ret: 
     params = iter(fn.args[1:-2])
     out_words, parked = fn.args[-2:]
 
-    def rebuild(t: Type, position: int = -1) -> ir.Value:
-        if isinstance(t, NpScalar):
-            return rebuild(t.base)
-        if isinstance(t, ArrayType):
-            out = ir.Constant(llvm_type(t), ir.Undefined)
-            for k in range(1 + 2 * t.ndim):
-                out = b.insert_value(out, next(params), k)
-            # Not native memory: the meminfo says which argument it is (see ltypes.py).
-            return b.insert_value(out, ir.Constant(I64, -(position + 1)), meminfo_index(t.ndim))
-        if t == BOOL:
-            return b.icmp_signed("!=", next(params), ir.Constant(I64, 0))
-        if t in (INT, FLOAT):
-            return next(params)
-        if isinstance(t, TupleType):
-            val = ir.Constant(llvm_type(t), ir.Undefined)
-            for i, item in enumerate(t.items):
-                val = b.insert_value(val, rebuild(item), i)
-            return val
-        return ir.Constant(I8, 0)
-
-    args = [rebuild(t, k) for k, t in enumerate(argtypes)]
+    args = [from_params(b, params, t, k) for k, t in enumerate(argtypes)]
     # (Not inlined: the function is the module's one body that other modules' code
     # calls, and two inlined copies of it, here and in the words entry, made LLVM's
     # optimisation and code generation up to half as long again; a direct call costs
@@ -1315,24 +1257,10 @@ __all__ = ["FunctionLowering", "emit_entry", "const", "NONE", "RANGE_ITER"]
 def words_entry_supported(argtypes: tuple[Type, ...], ret: Type) -> bool:
     """Signatures that the C entry (csrc/entry.c) calls: arguments and a result that
     it can unbox and box, each within its word limit."""
-    from .ltypes import c_param_types, words
-
-    def boxable(t: Type) -> bool:
-        if isinstance(t, TupleType):
-            return all(boxable(i) for i in t.items)
-        if isinstance(t, UnionType):
-            return all(boxable(o) for o in t.options)
-        return t in (INT, FLOAT, BOOL, NONE) or isinstance(t, (NpScalar, ArrayType))
-
-    def unboxable(t: Type) -> bool:
-        if isinstance(t, TupleType):
-            return all(unboxable(i) for i in t.items)
-        return t in (INT, FLOAT, BOOL, NONE) or isinstance(t, ArrayType) or (isinstance(t, NpScalar) and not t.narrow)
-
-    flat = [c for t in argtypes for c in c_param_types(t)]
+    flat = [c for t in argtypes for c in c_params(t)]
     return (
-        all(unboxable(t) for t in argtypes)
-        and boxable(ret)
+        all(model(t).unboxable(t) for t in argtypes)
+        and model(ret).boxable(ret)
         and len(flat) <= ENTRY_WORDS
         and words(ret) <= ENTRY_WORDS
     )

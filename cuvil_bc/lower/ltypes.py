@@ -1,4 +1,6 @@
-"""How cuvil_bc types are represented in LLVM and across the native boundary.
+"""How cuvil_bc types are represented in LLVM and across the native boundary: each
+type's model (typing/models.py) gives its layout as leaves; this module gives each leaf
+kind its LLVM type and reads and writes values leaf by leaf.
 
 Inside native code: bool is i1, int i64, float double, tuples are literal structs and a
 union is ``{i8 tag, member...}`` with the tag indexing `UnionType.options`. Values with
@@ -21,8 +23,10 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, RANGE, RANGE_ITER, ArrayType, NpScalar, TupleType, Type, UnionType
-from .layout import c_param_types, words  # noqa: F401 (the boundary layout, also call time's)
+from typing import Any, Iterator
+
+from ..typing.models import BIT, DATA, ITERATOR, MEMINFO, REAL, TAG, UNIT, WORD, Layout, c_params, model
+from ..typing.types import Type
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)
@@ -51,27 +55,85 @@ def meminfo_index(ndim: int) -> int:
     return 1 + 2 * ndim
 
 
+#: The LLVM type of each leaf kind of a model's layout (typing/models.py).
+LEAF_TYPES: dict[str, ir.Type] = {
+    BIT: I1, WORD: I64, REAL: F64, TAG: I8, UNIT: I8, DATA: I64, MEMINFO: I64, ITERATOR: ITER.as_pointer(),
+}
+
+
+def layout_type(layout: Layout) -> ir.Type:
+    if isinstance(layout, str):
+        return LEAF_TYPES[layout]
+    return ir.LiteralStructType([layout_type(part) for part in layout])
+
+
 def llvm_type(t: Type) -> ir.Type:
-    if isinstance(t, NpScalar):
-        return llvm_type(t.base)
-    if isinstance(t, ArrayType):
-        return array_struct(t.ndim)
-    if t == BOOL:
-        return I1
-    if t == INT:
-        return I64
-    if t == FLOAT:
-        return F64
-    if t == RANGE:
-        return RANGE_STRUCT
-    if t == RANGE_ITER:
-        return ITER.as_pointer()
-    if isinstance(t, TupleType):
-        return ir.LiteralStructType([llvm_type(i) for i in t.items])
-    if isinstance(t, UnionType):
-        return ir.LiteralStructType([I8] + [llvm_type(o) for o in t.options])
-    return I8  # None, compile-time objects, bottom
+    return layout_type(model(t).layout(t))
 
 
 def llvm_param_types(t: Type) -> list[ir.Type]:
-    return [F64 if c == "double" else I64 for c in c_param_types(t)]
+    return [F64 if c == "double" else I64 for c in c_params(t)]
+
+
+def store_words(b: ir.IRBuilder, out: ir.Value, val: ir.Value, t: Type, index: int) -> int:
+    """Store `val` (of type `t`) as 64-bit words from ``out[index]`` on, leaf by leaf
+    (a range iterator: its next value, step and items left); return the index after
+    them."""
+    return _store_leaves(b, out, val, model(t).layout(t), index)
+
+
+def _store_leaves(b: ir.IRBuilder, out: ir.Value, val: ir.Value, layout: Layout, index: int) -> int:
+    if not isinstance(layout, str):
+        for k, part in enumerate(layout):
+            index = _store_leaves(b, out, b.extract_value(val, k), part, index)
+        return index
+    if layout == UNIT:
+        return index
+    if layout == ITERATOR:
+        for k in range(3):
+            field = b.load(b.gep(val, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+            b.store(field, b.gep(out, [ir.Constant(I64, index + k)]))
+        return index + 3
+    word = b.zext(val, I64) if layout in (BIT, TAG) else b.bitcast(val, I64) if layout == REAL else val
+    b.store(word, b.gep(out, [ir.Constant(I64, index)]))
+    return index + 1
+
+
+def from_params(b: ir.IRBuilder, params: Iterator[ir.Value], t: Type, position: int) -> ir.Value:
+    """The value of argument `position` (of type `t`) from the entry's flattened
+    parameters (`llvm_param_types`), taken from `params` leaf by leaf."""
+
+    def build(layout: Layout) -> ir.Value:
+        if not isinstance(layout, str):
+            val = ir.Constant(layout_type(layout), ir.Undefined)
+            for k, part in enumerate(layout):
+                val = b.insert_value(val, build(part), k)
+            return val
+        if layout == BIT:
+            return b.icmp_signed("!=", next(params), ir.Constant(I64, 0))
+        if layout in (WORD, REAL, DATA):
+            return next(params)
+        if layout == MEMINFO:  # not native memory: which argument it is
+            return ir.Constant(I64, -(position + 1))
+        assert layout == UNIT, layout
+        return ir.Constant(I8, 0)
+
+    return build(model(t).layout(t))
+
+
+def const(value: object, t: Type) -> ir.Value:
+    """The constant `value` of type `t`."""
+    m = model(t)
+    return _const_leaves(m.layout(t), m.leaf_values(value, t))
+
+
+def _const_leaves(layout: Layout, values: Any) -> ir.Value:
+    if not isinstance(layout, str):
+        return ir.Constant(layout_type(layout), [_const_leaves(part, v) for part, v in zip(layout, values)])
+    if layout == BIT:
+        return ir.Constant(I1, int(bool(values)))
+    if layout == WORD:
+        return ir.Constant(I64, int(values))
+    if layout == REAL:
+        return ir.Constant(F64, float(values))
+    return ir.Constant(I8, 0)

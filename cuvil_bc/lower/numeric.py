@@ -11,7 +11,8 @@ import math
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from . import complexes
 from .emitter import Emitter, Typed
 from .ltypes import F64, I1, I64
 
@@ -41,6 +42,8 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
         return ir.Constant(I1, 0)
     if isinstance(t, TupleType):
         return ir.Constant(I1, int(bool(t.items)))
+    if t == COMPLEX:
+        return complexes.truth(em, v)
     raise AssertionError(f"truth of {t}")
 
 
@@ -55,6 +58,8 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
         return val, v[1]
     if op == "not":
         return b.xor(truth(em, v), ir.Constant(I1, 1)), BOOL
+    if v[1] == COMPLEX:
+        return complexes.unary(em, op, v)
     if v[1] == FLOAT:
         if op == "-":
             return em.negate(v[0]), FLOAT
@@ -92,6 +97,8 @@ def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
         return numpy_binop(em, op, a, c, result)
     if isinstance(a[1], TupleType):
         return _concat(em, a, c)
+    if COMPLEX in (a[1], c[1]):
+        return complexes.binop(em, op, a, c)
     if op in ("&", "|", "^") and a[1] == BOOL and c[1] == BOOL:
         fn = {"&": b.and_, "|": b.or_, "^": b.xor}[op]
         return fn(a[0], c[0]), BOOL
@@ -599,6 +606,8 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         return ir.Constant(I1, int(equal))
     if op in ("is", "is not"):
         return b.icmp_unsigned("==" if op == "is" else "!=", a[0], c[0])  # bool is bool
+    if COMPLEX in (ta, tc):
+        return complexes.equal(em, op, a, c)
     if op in ("in", "not in"):
         assert isinstance(tc, TupleType)
         found: ir.Value = ir.Constant(I1, 0)

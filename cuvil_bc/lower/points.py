@@ -2,7 +2,8 @@
 
 A function that writes to arrays deoptimises by resuming the interpreter where its
 native code stopped. Code generation numbers each resume point (the number is in the
-machine code), describes how to rebuild every value there (`Slot`, `state_words`)
+machine code), describes how to rebuild every value there (`Slot`; the words a value takes:
+`typing.models.state_words`)
 and returns the descriptions with the compiled function (`Specialization.resume_points`):
 the dispatcher registers them at call time before the code can run. Nothing here
 imports llvmlite.
@@ -15,7 +16,6 @@ import types as pytypes
 from dataclasses import dataclass
 from typing import Any
 
-from ..typing.types import BOOL, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayType, NpScalar, TupleType, Type, UnionType
 
 _numbers = itertools.count(1)  # (0 means "no resume point" in a deopt record)
 
@@ -49,24 +49,3 @@ class ResumeInfo:
     line: int
     names: tuple[str, ...]
     slots: tuple[Slot, ...]
-
-
-def state_words(t: Type) -> int | None:
-    """How many words a value of type `t` takes in the resume state (None: it cannot
-    be rebuilt from words). Not the boundary's words (ltypes.words): a union here has
-    a tag word and room for each of its options."""
-    if t in (INT, FLOAT, BOOL) or isinstance(t, NpScalar):
-        return 1
-    if t in (NONE, UNDEF):
-        return 0
-    if t == RANGE_ITER:
-        return 3  # next value, step, items left
-    if isinstance(t, ArrayType):
-        return 2 + 2 * t.ndim
-    if isinstance(t, TupleType):
-        parts = [state_words(i) for i in t.items]
-        return None if None in parts else sum(parts)  # type: ignore[arg-type]
-    if isinstance(t, UnionType):
-        parts = [state_words(o) for o in t.options]
-        return None if None in parts else 1 + sum(parts)  # type: ignore[arg-type]
-    return None

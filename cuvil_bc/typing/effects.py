@@ -14,7 +14,7 @@ from __future__ import annotations
 from ..ir import ops as O
 from ..ir.operators import NEGATIVE_SHIFT, NEVER, ZERO_DIVISOR, binary
 from .primitives import lookup
-from .types import FLOAT, INT, RANGE_ITER, UNDEF, NpScalar, options
+from .types import COMPLEX, FLOAT, INT, RANGE_ITER, UNDEF, NpScalar, options
 
 
 def _nonzero_const(v: O.Value) -> bool:
@@ -31,11 +31,11 @@ def _maybe_huge(v: O.Value) -> bool:
 
 def _converts_huge(op: O.BinOp) -> bool:
     """Whether `op` may convert an int beyond a float's range to a float: true division
-    converts ints, the others an int that meets a float."""
+    converts ints, the others an int that meets a float or a complex."""
     operands = (op.lhs, op.rhs)
     if not any(_maybe_huge(v) for v in operands):
         return False
-    return op.op == "/" or any(FLOAT in options(v.type) for v in operands)
+    return op.op == "/" or any(t in (FLOAT, COMPLEX) for v in operands for t in options(v.type))  # type: ignore[arg-type]
 
 
 def may_raise(op: O.Op) -> bool:
@@ -56,7 +56,9 @@ def may_raise(op: O.Op) -> bool:
     if isinstance(op, O.Call) and isinstance(op.func, O.Const) and not op.kwnames:
         row = lookup(op.func.value)
         # (a NumPy scalar argument may warn, as in arithmetic)
-        return row is None or row.may_raise or any(isinstance(t, NpScalar) for v in op.args for t in options(v.type))
+        return row is None or row.may_raise or any(
+            isinstance(t, NpScalar) or t in row.raises_for for v in op.args for t in options(v.type)  # type: ignore[arg-type]
+        )
     if isinstance(op, O.GetIter):
         return op.type != RANGE_ITER
     if isinstance(op, O.BinOp):

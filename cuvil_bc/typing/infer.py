@@ -20,7 +20,7 @@ from . import rules
 from .creation import creation, creator_name
 from .primitives import lookup, result_type
 from .types import (
-    BOOL, BOTTOM, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
     Type, base, join, options, typeof, union_of,
 )
 
@@ -147,6 +147,8 @@ class Inferencer:
                 return ARRAY_ATTRIBUTES[op.name](ts[0])
             if isinstance(ts[0], ArrayType) and op.name == "copy":
                 return ArrayMethod("copy", ts[0])
+            if all((t, op.name) in NUMBER_ATTRIBUTES for t in options(ts[0])):
+                return _split(ts, lambda t: NUMBER_ATTRIBUTES[t, op.name])
             raise Unsupported(f"attribute '{op.name}' of {ts[0]}")
         if isinstance(op, O.LoadGlobal):
             raise AssertionError("globals are resolved before typing")
@@ -267,6 +269,11 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
         raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
 
+
+#: The ``.real`` and ``.imag`` of numbers, and their types (a bool's are ints).
+NUMBER_ATTRIBUTES: dict[tuple[Type, str], Type] = {
+    (t, name): FLOAT if t in (FLOAT, COMPLEX) else INT for t in (BOOL, INT, FLOAT, COMPLEX) for name in ("real", "imag")
+}
 
 #: Attributes of arrays that compile, and their types.
 ARRAY_ATTRIBUTES: dict[str, Callable[[ArrayType], Type]] = {

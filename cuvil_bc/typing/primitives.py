@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, NP_F64, RANGE, NpScalar, TupleType, Type, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_F64, RANGE, NpScalar, TupleType, Type, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INTEGRAL = (BOOL, INT)
@@ -51,6 +51,9 @@ class Primitive:
     #: whose native overflow is never tested once the call is dropped): a function
     #: that converts it to a float can raise OverflowError.
     may_raise: bool = True
+    #: Argument types with which a call may raise all the same (``abs`` of a complex:
+    #: OverflowError).
+    raises_for: tuple[Type, ...] = ()
     #: Takes NumPy scalars as they are (NumPy's own methods run: ``__abs__``,
     #: ``__pow__``, comparisons), and the result keeps a NumPy type; the others see
     #: the Python number a NumPy scalar converts to (`as_number`).
@@ -99,6 +102,8 @@ def _bool_result(name: str) -> Rule:
 def _abs(ts: tuple[Type, ...]) -> Type:
     if isinstance(ts[0], NpScalar):
         return ts[0]  # NumPy's absolute keeps the dtype (np.bool included)
+    if ts[0] == COMPLEX:
+        return FLOAT
     _need(ts, NUMERIC, "abs")
     return FLOAT if ts[0] == FLOAT else INT
 
@@ -118,6 +123,13 @@ def _int(ts: tuple[Type, ...]) -> Type:
 def _float(ts: tuple[Type, ...]) -> Type:
     _need(ts, NUMERIC, "float()")
     return FLOAT
+
+
+def _complex(ts: tuple[Type, ...]) -> Type:
+    if ts == (COMPLEX,):
+        return COMPLEX  # the very object
+    _need(ts, NUMERIC, "complex()")  # (complex(a, b) of complex a or b mixes their parts)
+    return COMPLEX
 
 
 def _bool(ts: tuple[Type, ...]) -> Type:
@@ -179,12 +191,13 @@ def _builtin(name: str, nargs: tuple[int, int | None], rule: Rule, **how: object
 _LIBM_1 = ("exp", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "exp2")
 
 PRIMITIVES: tuple[Primitive, ...] = (
-    _builtin("abs", (1, 1), _abs, may_raise=False, numpy_own=True, in_strips=True),
+    _builtin("abs", (1, 1), _abs, may_raise=False, raises_for=(COMPLEX,), numpy_own=True, in_strips=True),
     _builtin("min", (2, 16), _minmax, may_raise=False, numpy_own=True, in_strips=True),
     _builtin("max", (2, 16), _minmax, may_raise=False, numpy_own=True, in_strips=True),
     _builtin("int", (1, 1), _int, in_strips=True),  # (a float NaN or infinity raises)
     _builtin("float", (1, 1), _float, in_strips=True),  # (of an int beyond a float's range)
     _builtin("bool", (1, 1), _bool, may_raise=False),
+    _builtin("complex", (0, 2), _complex),  # (of an int beyond a float's range)
     _builtin("round", (1, 1), _round),
     _builtin("divmod", (2, 2), _divmod),
     _builtin("pow", (2, 3), _pow, numpy_own=True),

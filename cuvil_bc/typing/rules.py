@@ -5,15 +5,21 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
+#: The operators CPython's complex numbers have, and cuvil_bc compiles (``**`` does not).
+COMPLEX_OPS = ("+", "-", "*", "/")
 INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
 
 
 def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
     if isinstance(a, NpScalar) or isinstance(b, NpScalar):
         return _numpy_binop_type(op, a, b)
+    if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
+        if op in COMPLEX_OPS:
+            return COMPLEX  # (an int or float operand is first made a complex)
+        raise Unsupported(f"'{op}' with a complex operand" + ("" if op == "**" else " (TypeError in CPython)"))
     if a in NUMERIC and b in NUMERIC:
         if op in ("&", "|", "^"):
             if a == BOOL and b == BOOL:
@@ -126,8 +132,8 @@ def unary_type(op: str, a: Type) -> Type:
         raise Unsupported("'~' of a bool (deprecated; CPython warns)")
     if a in (BOOL, INT):
         return INT
-    if a == FLOAT and op in ("-", "+"):
-        return FLOAT
+    if a in (FLOAT, COMPLEX) and op in ("-", "+"):
+        return a
     raise Unsupported(f"unary '{op}' of {a}")
 
 
@@ -151,6 +157,10 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
+    if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
+        if op in ("==", "!="):
+            return BOOL
+        raise Unsupported(f"'{op}' with a complex operand (TypeError in CPython)")
     if (isinstance(a, NpScalar) or isinstance(b, NpScalar)) and base(a) in NUMERIC and base(b) in NUMERIC:
         return NP_BOOL
     if op in ("==", "!=") and (a == NONE or b == NONE):
@@ -159,6 +169,6 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
 
 
 def truth_ok(a: Type) -> None:
-    if a in NUMERIC or a == NONE or isinstance(a, (TupleType, NpScalar)):
+    if a in NUMERIC or a in (NONE, COMPLEX) or isinstance(a, (TupleType, NpScalar)):
         return
     raise Unsupported(f"truth value of {a}")

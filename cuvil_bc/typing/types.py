@@ -1,6 +1,7 @@
 """The types of cuvil_bc's typed IR.
 
-Scalars (`BOOL`, `INT` = int64 with overflow checks, `FLOAT` = IEEE double, `NONE`),
+Scalars (`BOOL`, `INT` = int64 with overflow checks, `FLOAT` = IEEE double, `COMPLEX`
+= two of them, `NONE`),
 tuples of types, and unions of those where CPython's value may have either type
 (``x = 0`` then ``x += 0.5`` in a loop). `ObjType` is a compile-time object (a module, a
 function) with no run-time representation. `UNDEF` marks a possibly unbound local and
@@ -34,6 +35,7 @@ class Scalar(Type):
 BOOL = Scalar("bool")
 INT = Scalar("int")
 FLOAT = Scalar("float")
+COMPLEX = Scalar("complex")
 NONE = Scalar("None")
 RANGE = Scalar("range")
 RANGE_ITER = Scalar("range_iterator")
@@ -233,6 +235,8 @@ def typeof(value: object) -> Type:
         raise Unsupported("int value beyond the int64 range")
     if t is float:
         return FLOAT
+    if t is complex:
+        return COMPLEX
     if value is None:
         return NONE
     if t is tuple:
@@ -282,7 +286,7 @@ def array_type(value: Any) -> ArrayType:
 def parse_signature(text: str) -> tuple[Type, ...]:
     """Parse ``"(int, float)"``, ``"(tuple[int, float], None)"`` or
     ``"(array[float64, 2d], int)"`` into argument types."""
-    names = {"int": INT, "float": FLOAT, "bool": BOOL, "None": NONE}
+    names = {"int": INT, "float": FLOAT, "complex": COMPLEX, "bool": BOOL, "None": NONE}
     pos = 0
     text = text.strip()
 
@@ -325,7 +329,7 @@ def parse_signature(text: str) -> tuple[Type, ...]:
     return tuple(out)
 
 
-_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, FLOAT, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
+_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, FLOAT, COMPLEX, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
 
 
 def parse_type(text: str) -> Type:

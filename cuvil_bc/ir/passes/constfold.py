@@ -20,7 +20,7 @@ _NOFOLD = object()
 
 def foldable_result(value: object) -> bool:
     """Only keep folded values that are small scalars or tuples of them."""
-    if isinstance(value, bool) or value is None or isinstance(value, float):
+    if isinstance(value, (bool, float, complex)) or value is None:
         return True
     if isinstance(value, int):
         return value.bit_length() <= 256
