@@ -26,7 +26,7 @@ from ..typing.primitives import Primitive, as_number, lookup
 from ..typing.primitives import result_type as call_result_type
 from ..typing.types import (
     BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ObjType, TupleType, Type,
-    UnionType, base, options, ITEMSIZE,
+    UnionType, base, holds_array, options, ITEMSIZE,
 )
 from ..typing.creation import creator_name
 from ..typing.models import c_params, model, state_words, words
@@ -37,6 +37,7 @@ from .ltypes import F64, I1, I8, I32, I64, ITER, const, declare, from_params, ll
 from .points import ResumeInfo, Slot, new_number
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from .numeric import not_finite as numeric_not_finite
+from ..opt import ownership
 from ..opt.finiteness import FloatTests
 
 
@@ -146,8 +147,8 @@ class FunctionLowering:
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
         # Arrays allocated natively: references held (see refcount.py).
-        self.track = any(refcount.is_owned(op) for op in fn.ops())
-        self.liveness = refcount.Liveness(fn) if self.track else None
+        self.track = any(ownership.is_owned(op) for op in fn.ops())
+        self.liveness = ownership.Liveness(fn) if self.track else None
         self.order = {op: k for k, op in enumerate(fn.ops())}
         self.held: list[O.Op] = []
         self.em.on_deopt = self.release_for_deopt if self.track else None
@@ -224,7 +225,7 @@ class FunctionLowering:
                     self.poll_signals()
                     self.count_down_gil()
                 self.lower(op)
-                if self.track and refcount.is_owned(op):
+                if self.track and ownership.is_owned(op):
                     self.held.append(op)
                 if k in releases:
                     if isinstance(op, O.Phi):
@@ -412,7 +413,7 @@ class FunctionLowering:
                 # An item's type may be narrower than the tuple's (typing saw a union
                 # that folding later made a constant): represent it as the tuple says.
                 val = b.insert_value(val, em.coerce(item, item_t, t.items[i]), i)
-            if self.track and refcount.holds_array(t):
+            if self.track and holds_array(t):
                 refcount.incref(b, val, t)  # the tuple's own references to its arrays
         elif isinstance(op, O.Unpack):
             val = em.coerce(operands[0][0], operands[0][1], t)  # (narrower since typing: see BuildTuple)
@@ -881,13 +882,13 @@ class FunctionLowering:
         elif isinstance(op, O.Return):
             em.deopt_if_warned()
             val, t = self.get(op.value)
-            if self.track or refcount.holds_array(t):
+            if self.track or holds_array(t):
                 # The caller gets a reference: this one's own, or a new one (also in a
                 # function that owns nothing: ``return a`` of an argument).
-                mine = refcount.holder(op.value)
+                mine = ownership.holder(op.value)
                 if mine is not None and mine in self.held:
                     self.held.remove(mine)  # type: ignore[arg-type]
-                elif refcount.holds_array(t):
+                elif holds_array(t):
                     refcount.incref(b, val, t)
                 self.release(list(self.held))
             pair = ir.Constant(self.llfn.return_value.type, [ir.Constant(I32, 0), ir.Constant(llvm_type(self.ret), ir.Undefined)])
@@ -908,13 +909,13 @@ class FunctionLowering:
         handed: set[O.Value] = set()
         increfs: list[tuple[ir.Value, Type]] = []
         for phi in succ.phis():
-            if not refcount.holds_array(phi.type):
+            if not holds_array(phi.type):
                 continue
             v = phi.value_for(pred)
-            mine = refcount.holder(v)
+            mine = ownership.holder(v)
             if mine is not None and mine in self.held and mine not in live and mine not in handed:
                 handed.add(mine)
-            elif refcount.holds_array(value_type(v)):
+            elif holds_array(value_type(v)):
                 val, t = self.get(v)
                 increfs.append((val, t))
         drops = [v for v in self.held if v not in live and v not in handed]
@@ -1145,7 +1146,7 @@ class ResumeState:
                 n = state_words(t)
                 if n is None:
                     raise Unsupported(f"resuming the interpreter with a {t} live", lw.fn.location(cp))
-                mine = refcount.holder(v)
+                mine = ownership.holder(v)
                 owns = mine is not None and mine in lw.held and mine not in handed
                 if owns:
                     handed.add(mine)

@@ -50,8 +50,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
-from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType
-from . import refcount
+from ..typing.types import FLOAT, ITEMSIZE, NP_F64, RANGE_ITER, ArrayType, holds_array
 from .arrays import storage_type
 from .groups import VectorPlan, emit_groups, index_step, indices, vector_plan
 from .ltypes import I1, I32, I64
@@ -107,7 +106,7 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
         return None
     stores = 0
     for op in body.ops[:-1]:
-        if not isinstance(op, _OPS) or refcount.holds_array(op.type):
+        if not isinstance(op, _OPS) or holds_array(op.type):
             return None
         if isinstance(op, O.Call) and not _safe_call(op):
             return None
@@ -122,7 +121,7 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
     if stores == 0:
         return None
     phis = set(header.phis())
-    if any(refcount.holds_array(phi.type) for phi in phis):
+    if any(holds_array(phi.type) for phi in phis):
         return None
     if not any(_depends_on(phi.value_for(body), phis, body) for phi in phis):
         return StripPlan(body, vector=vector_plan(body, header))

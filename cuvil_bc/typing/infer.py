@@ -21,7 +21,7 @@ from .creation import creation, creator_name
 from .primitives import lookup, result_type
 from .types import (
     BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
-    Type, base, join, options, typeof, union_of,
+    Type, base, holds_array, join, options, typeof, union_of,
 )
 
 
@@ -72,7 +72,7 @@ class Inferencer:
         if len(argtypes) != len(fn.args):
             raise Unsupported(f"{len(argtypes)} arguments for {len(fn.args)} parameters")
         for a, t in zip(fn.args, argtypes):
-            if isinstance(t, TupleType) and _holds_array(t):
+            if isinstance(t, TupleType) and holds_array(t):
                 raise Unsupported("a tuple argument holding an array")
             a.type = t
 
@@ -118,7 +118,7 @@ class Inferencer:
         if isinstance(op, O.Truth):
             return _split(ts, _truth_type)
         if isinstance(op, O.BuildTuple):
-            if any(isinstance(t, UnionType) and _holds_array(t) for t in ts):
+            if any(isinstance(t, UnionType) and holds_array(t) for t in ts):
                 raise Unsupported("a tuple holding an array that may be unbound or None")
             return BOTTOM if BOTTOM in ts else TupleType(tuple(ts))
         if isinstance(op, (O.Unpack, O.TupleGet, O.Subscript)):
@@ -298,10 +298,6 @@ def _np_dtype_type() -> object:
     return np.dtype if np is not None else None
 
 
-def _holds_array(t: Type) -> bool:
-    if isinstance(t, UnionType):
-        return any(_holds_array(o) for o in t.options)
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_holds_array(i) for i in t.items))
 
 
 def _returnable(t: Type) -> Type:

@@ -187,7 +187,7 @@ def join(a: Type, b: Type) -> Type:
     if a == b:
         return a
     members = {str(o): o for o in options(a) + options(b)}
-    if len(members) > 1 and any(isinstance(o, TupleType) and _has_array(o) for o in members.values()):
+    if len(members) > 1 and any(isinstance(o, TupleType) and holds_array(o) for o in members.values()):
         raise Unsupported(f"a value that may be {a} or {b}")  # a tuple of arrays, or something else
     arrays = [o for o in members.values() if isinstance(o, ArrayType)]
     if arrays and (len(arrays) > 1 or any(o not in (UNDEF, NONE) for o in members.values() if not isinstance(o, ArrayType))):
@@ -213,8 +213,11 @@ def _same_arrays(a: Type, b: Type) -> tuple[Type, Type]:
     return weaken(a), weaken(b)
 
 
-def _has_array(t: Type) -> bool:
-    return isinstance(t, ArrayType) or (isinstance(t, TupleType) and any(_has_array(i) for i in t.items))
+def holds_array(t: Type | None) -> bool:
+    """Whether a value of type `t` is or holds an array (in a tuple, as a union member)."""
+    if isinstance(t, (TupleType, UnionType)):
+        return any(holds_array(i) for i in (t.items if isinstance(t, TupleType) else t.options))
+    return isinstance(t, ArrayType)
 
 
 def union_of(types: list[Type]) -> Type:
