@@ -24,6 +24,7 @@ from .ir import format_function
 from .opt.specialize import Guard
 from .pipeline import Work
 from .typing.infer import infer
+from .typing.models import model
 from .typing.types import BOTTOM, Type, format_signature, join
 
 if TYPE_CHECKING:
@@ -208,6 +209,10 @@ class Compiler:
             spec = self.typed(pyfunc, argtypes)
             if spec.entry is not None:
                 return spec
+            ret = spec.return_type
+            if ret != BOTTOM and not model(ret).boxable(ret):
+                # (a native caller may still take it: only Python cannot)
+                raise Unsupported(f"returning a value of type {ret} to Python", spec.fn.location() if spec.fn is not None else None)
             jit = get_jit()
             pending = self._unlowered(spec)
             for s in pending:

@@ -35,15 +35,6 @@ def make(em: Emitter, real: ir.Value, imag: ir.Value) -> ir.Value:
     return em.builder.insert_value(out, imag, 1)
 
 
-def constant(em: Emitter, value: complex) -> ir.Value:
-    """A complex constant; its parts hidden from LLVM where folding could change the
-    sign of a NaN (`Emitter.float_constant`)."""
-    real, imag = em.float_constant(value.real), em.float_constant(value.imag)
-    if isinstance(real, ir.Constant) and isinstance(imag, ir.Constant):
-        return ir.Constant(llvm_type(COMPLEX), [real, imag])
-    return make(em, real, imag)
-
-
 def _runtime(em: Emitter, name: str, args: list[ir.Value], results: int) -> tuple[ir.Value, list[ir.Value]]:
     """Call the runtime's `name` with double arguments and an output array of
     `results` doubles: its status (nonzero where CPython raises) and the results."""

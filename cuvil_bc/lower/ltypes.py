@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from ..typing.models import BIT, DATA, ITERATOR, MEMINFO, REAL, TAG, UNIT, WORD, Layout, c_params, model
 from ..typing.types import Type
@@ -121,19 +121,28 @@ def from_params(b: ir.IRBuilder, params: Iterator[ir.Value], t: Type, position: 
     return build(model(t).layout(t))
 
 
-def const(value: object, t: Type) -> ir.Value:
-    """The constant `value` of type `t`."""
+def const(value: object, t: Type, b: ir.IRBuilder | None = None, real: Callable[[float], ir.Value] | None = None) -> ir.Value:
+    """The constant `value` of type `t`. With `real` (`Emitter.float_constant`), each
+    double leaf is what it gives: a value LLVM cannot fold where folding would change
+    a NaN's sign; a struct holding one is then built with `b`."""
     m = model(t)
-    return _const_leaves(m.layout(t), m.leaf_values(value, t))
+    return _const_leaves(m.layout(t), m.leaf_values(value, t), b, real)
 
 
-def _const_leaves(layout: Layout, values: Any) -> ir.Value:
+def _const_leaves(layout: Layout, values: Any, b: ir.IRBuilder | None, real: Callable[[float], ir.Value] | None) -> ir.Value:
     if not isinstance(layout, str):
-        return ir.Constant(layout_type(layout), [_const_leaves(part, v) for part, v in zip(layout, values)])
+        parts = [_const_leaves(part, v, b, real) for part, v in zip(layout, values)]
+        if all(isinstance(p, ir.Constant) for p in parts):
+            return ir.Constant(layout_type(layout), parts)
+        assert b is not None
+        out = ir.Constant(layout_type(layout), ir.Undefined)
+        for k, p in enumerate(parts):
+            out = b.insert_value(out, p, k)
+        return out
     if layout == BIT:
         return ir.Constant(I1, int(bool(values)))
     if layout == WORD:
         return ir.Constant(I64, int(values))
     if layout == REAL:
-        return ir.Constant(F64, float(values))
+        return ir.Constant(F64, float(values)) if real is None else real(float(values))
     return ir.Constant(I8, 0)

@@ -118,7 +118,7 @@ class Model:
     def box_expr(self, t: Type, offset: int) -> str:
         """A Python expression for the result whose words start at ``o[offset]``
         (``a``: the call's arguments, ``m``: the arrays this result already made)."""
-        return "None"
+        raise AssertionError(f"cannot box {t}")  # (typing refuses to return it)
 
     def rebuild(self, t: Type, w: Any, k: int, arrays: Arrays | None, owns: bool) -> Any:
         """The value whose resume words start at ``w[k]``."""
@@ -177,6 +177,9 @@ class _NoneModel(Model):
 
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         out.append(("n", 0, type(None), None, 0, 0, 0))
+
+    def box_expr(self, t: Type, offset: int) -> str:
+        return "None"
 
     def rebuild(self, t: Type, w: Any, k: int, arrays: Arrays | None, owns: bool) -> Any:
         return None
@@ -404,12 +407,6 @@ class _RangeModel(Model):
     def layout(self, t: Type) -> Layout:
         return (WORD, WORD, WORD)
 
-    def words(self, t: Type) -> int:
-        return 0
-
-    def c_params(self, t: Type) -> list[str]:
-        return []
-
 
 class _RangeIteratorModel(Model):
     """A range iterator: a pointer to its ``{next, step, left, item}`` (code generation
@@ -428,6 +425,13 @@ class _RangeIteratorModel(Model):
         return iter(range(cur, cur + left * step, step))
 
 
+class _NeverModel(Model):
+    """The type of a value that never exists (a call that never returns)."""
+
+    def box_expr(self, t: Type, offset: int) -> str:
+        return "None"  # (never run: such a call deopts or raises)
+
+
 _NOTHING = Model()
 
 #: The models of the types that are one object each.
@@ -438,7 +442,7 @@ _BY_TYPE: dict[Type, Model] = {
     COMPLEX: ComplexModel(),
     NONE: _NoneModel(),
     UNDEF: _UnboundModel(),
-    BOTTOM: _NOTHING,
+    BOTTOM: _NeverModel(),
     RANGE: _RangeModel(),
     RANGE_ITER: _RangeIteratorModel(),
 }
