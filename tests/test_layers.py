@@ -118,6 +118,68 @@ def test_the_check_finds_an_upward_import(tmp_path: Path, source: str, expect: s
     assert [v for v in _violations(copy) if "upward" in v] == [f"cuvil_bc/ir/upward.py:{source.count(chr(10))}: cuvil_bc.ir.upward (ir) {expect}"]
 
 
+def _runtime_imports(path: Path, root: Path = PACKAGE) -> set[str]:
+    """The modules of cuvil_bc that the file imports when it runs (at module level or
+    in a function): `_imports` less those only for type checking."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    typing_only = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            typing_only |= {n.lineno for stmt in node.body for n in ast.walk(stmt) if hasattr(n, "lineno")}
+    return {target for line, target in _imports(path, root) if line not in typing_only}
+
+
+def _cycles(root: Path = PACKAGE) -> list[list[str]]:
+    """The sets of modules that import each other in a circle when they run (strongly
+    connected components of more than one module, or a module importing itself)."""
+    graph = {_module_name(p, root): _runtime_imports(p, root) for p in sorted(root.rglob("*.py"))}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:  # Tarjan's algorithm
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v] & graph.keys()):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in graph:
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_modules_import_each_other() -> None:
+    """Within a layer too, imports form no circle (lower/ was one of seven modules):
+    a module can be read, tested and changed knowing only what it imports. (Imports
+    for type checking alone may: an op names its block's type, a block its ops'.)"""
+    assert _cycles() == []
+
+
+def test_the_check_finds_a_circle_of_imports(tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "cuvil_bc"
+    shutil.copytree(PACKAGE, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    (copy / "lower" / "ring_a.py").write_text("def f():\n    from . import ring_b\n")
+    (copy / "lower" / "ring_b.py").write_text("from . import ring_a\n")
+    assert _cycles(copy) == [["cuvil_bc.lower.ring_a", "cuvil_bc.lower.ring_b"]]
+
+
 #: The code that runs compiled functions: a call, its deopt, a resume, the hook's
 #: counters. None of it may need llvmlite (so that code loaded ready-made could run
 #: without it): it reaches the compiler only to compile.

@@ -12,9 +12,9 @@ from llvmlite import binding as _llvm, ir
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
 from . import complexes
-from .emitter import Emitter, Typed
+from .emitter import Emitter, Typed, is_finite
 from .ltypes import F64, I1, I32, I64, llvm_type
-from .numeric import binop, compare, cpython_pow, deopt_on_float_error, is_finite, numpy_abs, truth
+from .numeric import binop, compare, cpython_pow, deopt_on_float_error, numpy_abs, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63

@@ -32,13 +32,13 @@ from ..typing.creation import creator_name
 from ..typing.models import c_params, model, state_words, words
 from . import arrays, complexes, refcount, strips
 from .builtins import lowering_of
-from .emitter import WEAK_TWIN, Emitter, Typed
+from .emitter import WEAK_TWIN, Emitter, Typed, not_finite
 from .ltypes import F64, I1, I8, I32, I64, ITER, const, declare, from_params, llvm_param_types, llvm_type, meminfo_index, store_words
 from .points import ResumeInfo, Slot, new_number
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
-from .numeric import not_finite as numeric_not_finite
 from ..opt import ownership
 from ..opt.finiteness import FloatTests
+from ..opt.strip_plans import indices, plan_strips
 
 
 class Callee(Protocol):
@@ -154,8 +154,7 @@ class FunctionLowering:
         self.em.on_deopt = self.release_for_deopt if self.track else None
         self.em.held_key = lambda: tuple(id(v) for v in self.held)
         # Innermost loops that also run in exit-free strips (strips.py), by header.
-        preds = fn.predecessors()
-        self.strips = {h: plan for h in fn.blocks if (plan := strips.strip_body(fn, h, preds)) is not None}
+        self.strips = plan_strips(fn)
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
 
     def run(self) -> ir.Function:
@@ -283,6 +282,32 @@ class FunctionLowering:
         if isinstance(lltype, ir.LiteralStructType):
             return [self.em.builder.extract_value(val, path) for path in _leaf_paths(lltype)]
         return [val]
+
+    # -- what the loop schemes see (context.LoopLowering) -----------------------------
+
+    def rebind(self, v: O.Value, value: ir.Value) -> ir.Value:
+        before = self.values[v]
+        self.values[v] = value
+        return before
+
+    def header_phis(self, header: BasicBlock) -> list[tuple[O.Phi, list[ir.PhiInstr]]]:
+        return [(phi, leaves) for phi, leaves in self.phis if phi.block is header]
+
+    def block_of(self, block: BasicBlock) -> ir.Block:
+        return self.blocks[block]
+
+    def add_incoming(self, phi: ir.PhiInstr, value: ir.Value, block: ir.Block) -> None:
+        self.extra_incoming.append((phi, value, block))
+
+    def users(self, v: O.Value) -> list[O.Op]:
+        return self.uses.get(v, [])
+
+    def no_new_signals(self) -> ir.Value:
+        return self.em.builder.icmp_unsigned("==", self.signal_count(), self.signals_at_entry)
+
+    def index_checked(self, op: O.Subscript | O.StoreItem, k: int) -> bool:
+        index = indices(op)[k]
+        return in_bounds(index, op.obj, k) or self.branch_facts.in_bounds(op.block, index, op.obj, k) or (op, k) in self.prechecked
 
     def release(self, values: list[O.Op]) -> None:
         """Drop the references these held values own (their last use is behind us)."""
@@ -601,7 +626,7 @@ class FunctionLowering:
             def test(vs: list[Typed]) -> Typed:
                 x, xt = vs[0]
                 if base(xt) == FLOAT:
-                    return numeric_not_finite(em, x), BOOL
+                    return not_finite(em, x), BOOL
                 return ir.Constant(I1, 0), BOOL
 
             em.warn_if(em.split([(val, t)], BOOL, test))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 import platform
-from typing import TYPE_CHECKING, Callable
+from typing import Callable, Protocol
 
 from llvmlite import ir
 
@@ -26,11 +26,26 @@ from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NP_F64, NP_I64, ArrayType, 
 from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type
 from ..abi import SPECULATIVE_DEOPT as SPECULATIVE
 
-if TYPE_CHECKING:
-    from .strips import StripLog
-
 DEOPT = 1
 Typed = tuple[ir.Value, Type]
+
+
+class StripGuards(Protocol):
+    """What the ops lowered in a strip of a loop ask of it (striplog.StripLog)."""
+
+    #: float ops whose warning test is one test after the strip
+    absorbed: frozenset[object]
+    #: ids of pointers that may not follow the index (wrapped or redirected)
+    irregular: set[int]
+
+    def fail_if(self, cond: ir.Value) -> None:
+        """Set the strip's flag where `cond` holds, instead of leaving the loop."""
+
+    def safe(self, ptr: ir.Value, bad: ir.Value) -> ir.Value:
+        """`ptr`, or a scratch slot where `bad` says its index is out of bounds."""
+
+    def log(self, ptr: ir.Value, dtype: str, op: object) -> ir.Value:
+        """Before a store to `ptr`: log the old element; where to store instead."""
 
 
 class Emitter:
@@ -56,7 +71,7 @@ class Emitter:
         self.on_deopt: Callable[[set[object]], None] | None = None
         self.held_key: Callable[[], object] = lambda: ()
         #: While a strip of a loop is lowered (strips.py): guards set its flag instead.
-        self.strip: StripLog | None = None
+        self.strip: StripGuards | None = None
         self._opaque: dict[tuple[str, object], ir.Value] = {}  # opaque_constant's
 
     # -- helpers ------------------------------------------------------------------
@@ -209,8 +224,6 @@ class Emitter:
         NaN-sticky float instead puts a 3-cycle add on a loop-carried chain: 1.4x
         Numba's time for a running maximum on AMD Zen 3.)"""
         if self.precise:
-            from .numeric import not_finite
-
             self.warn_if(not_finite(self, x))
             return
         assert self.unfinite is not None, "prepare_warnings() first: returns test the flag"
@@ -364,6 +377,15 @@ class Emitter:
         for v, b in incoming:
             phi.add_incoming(v, b)
         return phi
+
+
+def is_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
+
+
+def not_finite(em: Emitter, x: ir.Value) -> ir.Value:
+    """NaN or an infinity, in one unordered compare."""
+    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
 def _fits(src: Type, dst: Type) -> bool:

@@ -33,143 +33,30 @@ ordinary loop then decides precisely).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from llvmlite import ir
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock
-from ..typing.infer import value_type
-from ..typing.types import FLOAT, INT, NP_F64, ArrayType
+from ..opt.strip_plans import StripPlan, VectorPlan, indices
+from .context import LoopLowering
 from .ltypes import F64, I1, I32
-
-if TYPE_CHECKING:
-    from .codegen import FunctionLowering
+from .striplog import StripLog, overlap
 
 #: Iterations per group: eight doubles, one AVX-512 register (two AVX2 ones).
 WIDTH = 8
 
-_FLOATS = (FLOAT, NP_F64)
 
-
-@dataclass(frozen=True)
-class VectorPlan:
-    """A body that runs in vector groups: its float reads, its float ops, the one store,
-    and the arrays read (none may overlap the store's array at run time)."""
-
-    loads: tuple[O.Subscript, ...]
-    arith: tuple[O.BinOp, ...]
-    store: O.StoreItem
-    reads: tuple[O.Value, ...]
-
-
-def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
-    """The groups plan for a strip body (already found simple by `strips.strip_body`),
-    or None. Bounds are checked later, at lowering time (`bounds_ready`)."""
-    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
-    if item is None:
-        return None
-    loads: list[O.Subscript] = []
-    arith: list[O.BinOp] = []
-    stores: list[O.StoreItem] = []
-    vector: set[O.Value] = set()  # values that differ from lane to lane
-    for op in body.ops[:-1]:
-        if isinstance(op, (O.Checkpoint, O.IterValue)):
-            continue
-        if isinstance(op, O.BinOp) and op.type == INT:
-            if not (index_step(op, item) or _invariant(op, body)):
-                return None
-        elif isinstance(op, O.BuildTuple):
-            if not all(value_type(v) == INT for v in op.items):
-                return None
-        elif isinstance(op, O.Subscript):
-            if not _element_access(op, item, body):
-                return None
-            loads.append(op)
-            vector.add(op)
-        elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and op.type in _FLOATS:
-            if not all(_float_operand(v, vector, body) for v in (op.lhs, op.rhs)):
-                return None
-            arith.append(op)
-            vector.add(op)
-        elif isinstance(op, O.StoreItem):
-            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body):
-                return None
-            stores.append(op)
-        else:
-            return None
-    if len(stores) != 1:
-        return None
-    for phi in header.phis():
-        incoming = phi.value_for(body)
-        if isinstance(incoming, O.Op) and incoming.block is body and incoming is not item:
-            return None  # a local set in the body: its last value would be needed
-    reads = tuple(dict.fromkeys(op.obj for op in loads))
-    if stores[0].obj in reads:
-        return None  # (`out[i] = out[i] * k`: the logged strip handles it)
-    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads)
-
-
-def index_step(op: O.Value, item: O.Value) -> bool:
-    """``item + c`` or ``item - c`` for a constant c."""
-    return isinstance(op, O.BinOp) and op.op in ("+", "-") and op.lhs is item and isinstance(op.rhs, O.Const)
-
-
-def indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
-    """The index values of an element access, one per dimension given."""
-    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
-
-
-def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlock) -> bool:
-    """A float64 element whose last index is ``item + c`` (or the item) on a unit-stride
-    array, every other index computed before the loop."""
-    t = value_type(op.obj)
-    if not (isinstance(t, ArrayType) and t.dtype == "float64" and t.unit_stride):
-        return False
-    if isinstance(op.obj, O.Op) and op.obj.block is body:
-        return False
-    items = indices(op)
-    if len(items) != t.ndim or not (items[-1] is item or index_step(items[-1], item)):
-        return False
-    return all(_invariant(ix, body) and value_type(ix) == INT for ix in items[:-1])
-
-
-def _invariant(v: O.Value, body: BasicBlock) -> bool:
-    """Computed before the loop, or in the body from such values only (``i - 1``)."""
-    if not (isinstance(v, O.Op) and v.block is body):
-        return True
-    return isinstance(v, O.BinOp) and v.op in ("+", "-") and all(_invariant(x, body) for x in (v.lhs, v.rhs))
-
-
-def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock) -> bool:
-    if v in vector:
-        return True
-    if isinstance(v, O.Const):
-        return type(v.value) is float or (type(v.value) is int and abs(v.value) <= 2**53)
-    return not (isinstance(v, O.Op) and v.block is body) and value_type(v) in _FLOATS
-
-
-def bounds_ready(lw: "FunctionLowering", plan: VectorPlan) -> bool:
+def bounds_ready(lw: LoopLowering, plan: VectorPlan) -> bool:
     """Whether every index of every access is proven in bounds or was tested before
     the loop: a vector access must never need a per-element test."""
-    from ..opt.bounds import in_bounds
-
-    for op in plan.loads + (plan.store,):
-        for k, index in enumerate(indices(op)):
-            proven = in_bounds(index, op.obj, k) or lw.branch_facts.in_bounds(op.block, index, op.obj, k)
-            if not proven and (op, k) not in lw.prechecked:
-                return False
-    return True
+    return all(lw.index_checked(op, k) for op in plan.loads + (plan.store,) for k in range(len(indices(op))))
 
 
-def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, state: ir.Value, failed: ir.Value) -> None:
+def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: ir.Value, failed: ir.Value) -> None:
     """At the loop's header, after its checkpoint: run groups while at least `WIDTH`
     iterations are left and none has failed in this call (`failed`, shared with the
     logged strips), then fall through to them and the ordinary ForIter. Nothing is
     emitted when some index is not known to be in bounds (`bounds_ready`)."""
-    from .strips import StripLog, StripPlan, _overlap
-
     em = lw.em
     b = em.builder
     vec_t = ir.VectorType(F64, WIDTH)
@@ -178,7 +65,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     def field(i: int) -> ir.Value:
         return b.gep(state, [ir.Constant(I32, 0), ir.Constant(I32, i)])
 
-    log = StripLog(lw, StripPlan(body))  # its flag: the group's scalar guards
+    log = StripLog(em, StripPlan(body))  # its flag: the group's scalar guards
     b.store(ir.Constant(I1, 0), log.flag)
     em.strip = log
     try:
@@ -188,7 +75,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     if not bounds_ready(lw, plan):
         return
     # An array read that overlaps the one written keeps the loop out of groups.
-    refused = b.or_(b.load(log.flag), _overlap(lw, StripPlan(body, reads=plan.reads, writes=(plan.store.obj,))))
+    refused = b.or_(b.load(log.flag), overlap(lw, StripPlan(body, reads=plan.reads, writes=(plan.store.obj,))))
     head, group, done = em.block("group.head"), em.block("group.body"), em.block("group.done")
     leave, back = em.block("group.leave"), em.block("group.back")
     before = b.block
@@ -199,7 +86,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     ran.add_incoming(ir.Constant(I1, 0), before)
     enough = b.icmp_unsigned(">=", b.load(field(2)), em.i64(WIDTH))
     # A signal (Ctrl-C) ends the groups: the header, which tests for it, comes next.
-    quiet = b.icmp_unsigned("==", lw.signal_count(), lw.signals_at_entry)
+    quiet = lw.no_new_signals()
     b.cbranch(b.and_(b.and_(enough, quiet), b.not_(b.load(failed))), group, leave)
 
     b.position_at_end(leave)
@@ -235,7 +122,7 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
             elif op in plan.arith:
                 assert isinstance(op, O.BinOp)
                 vectors[op] = {"+": b.fadd, "-": b.fsub, "*": b.fmul}[op.op](operand(op.lhs), operand(op.rhs))
-                users = lw.uses.get(op, [])
+                users = lw.users(op)
                 if not users or any(u not in plan.arith and u is not plan.store for u in users):
                     tested.append(vectors[op])  # its value does not only flow on to a test
             elif op is plan.store:
@@ -272,11 +159,10 @@ def emit_groups(lw: "FunctionLowering", plan: VectorPlan, header: BasicBlock, st
     # the last iteration that ran: the item is the one before the iterator's next.
     b.position_at_end(back)
     item = next(op for op in body.ops if isinstance(op, O.IterValue))
-    lane0 = lw.values[item]
-    lw.values[item] = b.sub(b.load(field(0)), em.i64(1))
-    for phi, leaves in [(phi, leaves) for phi, leaves in lw.phis if phi.block is header]:
+    lane0 = lw.rebind(item, b.sub(b.load(field(0)), em.i64(1)))
+    for phi, leaves in lw.header_phis(header):
         for leaf, val in zip(leaves, lw.phi_leaves(phi, phi.value_for(body))):
-            lw.extra_incoming.append((leaf, val, back))
-    lw.values[item] = lane0
-    b.branch(lw.blocks[header])
+            lw.add_incoming(leaf, val, back)
+    lw.rebind(item, lane0)
+    b.branch(lw.block_of(header))
     b.position_at_end(done)

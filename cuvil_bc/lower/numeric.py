@@ -7,13 +7,11 @@ path, so CPython computes the call instead.
 
 from __future__ import annotations
 
-import math
-
 from llvmlite import ir
 
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from . import complexes
-from .emitter import Emitter, Typed
+from .emitter import Emitter, Typed, is_finite, not_finite
 from .ltypes import F64, I1, I64
 
 INT64_MIN = -(2**63)
@@ -306,15 +304,6 @@ def _ovf(em: Emitter, module: ir.Module, op: str) -> ir.Function:
     if name in module.globals:
         return module.globals[name]  # type: ignore[return-value]
     return ir.Function(module, ir.FunctionType(ir.LiteralStructType([I64, I1]), [I64, I64]), name=name)
-
-
-def is_finite(em: Emitter, x: ir.Value) -> ir.Value:
-    return em.builder.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
-
-
-def not_finite(em: Emitter, x: ir.Value) -> ir.Value:
-    """NaN or an infinity, in one unordered compare."""
-    return em.builder.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [x]), em.f64(math.inf))
 
 
 def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]) -> None:

@@ -1,0 +1,291 @@
+"""Which innermost loops of a function that writes run in strips or vector groups,
+and how: the plans that lower/strips.py and lower/groups.py emit code for (their
+docstrings describe the schemes).
+
+`plan_strips(fn)` gives, per loop header, a `StripPlan`: the loop's one-block body,
+whether its strips are buffered (a recurrence: strips of `SHORT` iterations whose
+stores wait until the strip succeeded) or logged (stores go to the arrays, with an
+undo log), which float ops of a recurrence are tested once per strip (`absorbed`),
+which stores move by one element per iteration (their log needs no addresses), which
+arrays must not overlap, and whether the body first runs in vector groups (a
+`VectorPlan`). Only loops whose body is one block of arithmetic, element reads and
+element stores moving along the last axis qualify.
+
+    for i in range(n):            StripPlan(body=B2, vector=VectorPlan(loads=(%5, %8),
+        out[i] = a[i] * k + b[i]      arith=(%6, %9), store=%10, reads=(a, b)))
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..typing.infer import value_type
+from ..typing.primitives import lookup
+from ..typing.types import FLOAT, INT, NP_F64, RANGE_ITER, ArrayType, holds_array
+
+#: The most ops a buffered strip's body may have (it is unrolled completely).
+SHORT_BODY_OPS = 40
+
+_OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
+
+
+@dataclass(frozen=True)
+class StripPlan:
+    """How the innermost loop with this body runs in strips. `buffered` (a loop with a
+    recurrence): strips of exactly `SHORT` iterations, unrolled completely, whose
+    stores wait in registers until the strip has succeeded; `reads` and `writes` are the
+    arrays its body reads and writes (none is both), which must not overlap at run
+    time; `absorbed` are the float ops of the recurrence whose warning test is one
+    test of their last value (see `absorbed_ops`). A logged strip's `moving` stores
+    move one element further each iteration (`moving_stores`)."""
+
+    body: BasicBlock
+    buffered: bool = False
+    absorbed: frozenset[O.Op] = frozenset()
+    reads: tuple[O.Value, ...] = ()
+    writes: tuple[O.Value, ...] = ()
+    #: the body also runs in vector groups first (groups.py)
+    vector: "VectorPlan | None" = None
+    moving: frozenset[O.StoreItem] = frozenset()
+
+
+def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> StripPlan | None:
+    """How the innermost loop headed by `header` runs in strips; None when it cannot."""
+    term = header.terminator
+    if not fn.writes or not isinstance(term, O.ForIter) or value_type(term.iterator) != RANGE_ITER:
+        return None
+    body = term.body
+    if body is header or preds[body] != [header] or not isinstance(body.terminator, O.Jump) or body.terminator.target is not header:
+        return None
+    if any(not isinstance(op, (O.Phi, O.Checkpoint, O.ForIter)) for op in header.ops):
+        return None
+    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
+    if item is None or not _step_one(term.iterator):
+        return None
+    stores = 0
+    for op in body.ops[:-1]:
+        if not isinstance(op, _OPS) or holds_array(op.type):
+            return None
+        if isinstance(op, O.Call) and not _safe_call(op):
+            return None
+        if isinstance(op, O.Subscript) and not isinstance(value_type(op.obj), ArrayType):
+            return None
+        if isinstance(op, O.StoreItem) and not _consecutive(op, item, body):
+            return None
+        if isinstance(op, O.StoreItem):
+            if not isinstance(value_type(op.obj), ArrayType):
+                return None
+            stores += 1
+    if stores == 0:
+        return None
+    phis = set(header.phis())
+    if any(holds_array(phi.type) for phi in phis):
+        return None
+    if not any(_depends_on(phi.value_for(body), phis, body) for phi in phis):
+        return StripPlan(body, vector=vector_plan(body, header), moving=moving_stores(body))
+    # A recurrence (``acc += a[i]``) does not vectorize: it runs in short buffered
+    # strips, if no array is both read and written in the body (a read must not miss
+    # a store still waiting in the buffer; other arrays are tested at run time).
+    reads = tuple(dict.fromkeys(op.obj for op in body.ops if isinstance(op, O.Subscript)))
+    writes = tuple(dict.fromkeys(op.obj for op in body.ops if isinstance(op, O.StoreItem)))
+    if set(reads) & set(writes) or len(body.ops) > SHORT_BODY_OPS:
+        return None
+    return StripPlan(body, buffered=True, absorbed=absorbed_ops(header, body), reads=reads, writes=writes)
+
+
+def absorbed_ops(header: BasicBlock, body: BasicBlock) -> frozenset[O.Op]:
+    """The float ``+ - *`` ops on a recurrence's cycle made only of such ops (``acc +=
+    a[i]``, ``acc = acc * r + x``). An infinity or NaN survives ``+ - *``, so once such
+    an op's result is non-finite, every later result of every op on the cycle is: if
+    the op's result in the strip's last iteration is finite, none before it was, and
+    it gave no warning anywhere in the strip. One test at the end of the strip
+    replaces one test per iteration."""
+
+    def absorbing(op: O.Value) -> bool:
+        return isinstance(op, O.BinOp) and op.block is body and op.op in ("+", "-", "*") and op.type in (FLOAT, NP_F64)
+
+    found: set[O.Op] = set()
+    for phi in header.phis():
+        reached: set[O.Value] = {phi}  # from the phi, through absorbing ops
+        for op in body.ops:
+            if absorbing(op) and any(v in reached for v in op.operands()):
+                reached.add(op)
+        back: set[O.Value] = set()  # reaching the phi's next value, through absorbing ops
+        stack = [phi.value_for(body)]
+        while stack:
+            v = stack.pop()
+            if absorbing(v) and v not in back:
+                back.add(v)
+                stack.extend(v.operands())  # type: ignore[attr-defined]
+        found |= {v for v in reached & back if isinstance(v, O.Op)}
+    return frozenset(found)
+
+
+def _step_one(iterator: O.Value) -> bool:
+    rng = iterator.iterable if isinstance(iterator, O.GetIter) else None
+    if not (isinstance(rng, O.Call) and isinstance(rng.func, O.Const) and rng.func.value is range):
+        return False
+    return len(rng.args) < 3 or (isinstance(rng.args[2], O.Const) and rng.args[2].value == 1)
+
+
+def _consecutive(op: O.Subscript | O.StoreItem, item: O.IterValue, body: BasicBlock) -> bool:
+    """Whether the store moves by one element per iteration, or not at all: only the
+    last index may vary, as ``item + c``, on an array with unit stride. Other stores
+    would be scatters, and their undo log could not follow them. (Reads may move
+    along any axis: ``pts[j, 0]`` becomes a gather where LLVM finds it worth it,
+    which it is for distances with vector square roots.)"""
+    t = value_type(op.obj)
+    assert isinstance(t, ArrayType)
+    for k, index in enumerate(indices(op)):
+        if not _depends_on(index, {item}, body):
+            continue
+        if k != t.ndim - 1 or not t.unit_stride:
+            return False
+        if index is not item and not index_step(index, item):
+            return False
+    return True
+
+
+def moving_stores(body: BasicBlock) -> frozenset[O.StoreItem]:
+    """The stores of a strip body whose element moves by one per iteration: the last
+    index is ``item + c`` (an eligible body has no other kind of varying index) and
+    the others are computed before the loop. (An index read from an array in the body
+    could change when the strip writes that array.)"""
+    item = next(op for op in body.ops if isinstance(op, O.IterValue))
+    out = set()
+    for op in body.ops:
+        if isinstance(op, O.StoreItem):
+            items = indices(op)
+            fixed = all(not (isinstance(ix, O.Op) and ix.block is body) for ix in items[:-1])
+            if fixed and _depends_on(items[-1], {item}, body):
+                out.add(op)
+    return frozenset(out)
+
+
+def _safe_call(op: O.Call) -> bool:
+    func = op.func.value if isinstance(op.func, O.Const) else None
+    sig = lookup(func) if func is not None else None
+    return sig is not None and sig.in_strips and not op.kwnames
+
+
+def _depends_on(v: O.Value, roots: set, body: BasicBlock) -> bool:  # type: ignore[type-arg]
+    """Whether `v` is computed, within `body`, from one of `roots`."""
+    seen: set[int] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if x in roots:
+            return True
+        if not isinstance(x, O.Op) or x.block is not body or id(x) in seen:
+            continue
+        seen.add(id(x))
+        stack.extend(x.operands())
+    return False
+
+
+_FLOATS = (FLOAT, NP_F64)
+
+
+@dataclass(frozen=True)
+class VectorPlan:
+    """A body that runs in vector groups: its float reads, its float ops, the one store,
+    and the arrays read (none may overlap the store's array at run time)."""
+
+    loads: tuple[O.Subscript, ...]
+    arith: tuple[O.BinOp, ...]
+    store: O.StoreItem
+    reads: tuple[O.Value, ...]
+
+
+def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
+    """The groups plan for a strip body (already found simple by `strips.strip_body`),
+    or None. Bounds are checked later, at lowering time (`bounds_ready`)."""
+    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
+    if item is None:
+        return None
+    loads: list[O.Subscript] = []
+    arith: list[O.BinOp] = []
+    stores: list[O.StoreItem] = []
+    vector: set[O.Value] = set()  # values that differ from lane to lane
+    for op in body.ops[:-1]:
+        if isinstance(op, (O.Checkpoint, O.IterValue)):
+            continue
+        if isinstance(op, O.BinOp) and op.type == INT:
+            if not (index_step(op, item) or _invariant(op, body)):
+                return None
+        elif isinstance(op, O.BuildTuple):
+            if not all(value_type(v) == INT for v in op.items):
+                return None
+        elif isinstance(op, O.Subscript):
+            if not _element_access(op, item, body):
+                return None
+            loads.append(op)
+            vector.add(op)
+        elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and op.type in _FLOATS:
+            if not all(_float_operand(v, vector, body) for v in (op.lhs, op.rhs)):
+                return None
+            arith.append(op)
+            vector.add(op)
+        elif isinstance(op, O.StoreItem):
+            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body):
+                return None
+            stores.append(op)
+        else:
+            return None
+    if len(stores) != 1:
+        return None
+    for phi in header.phis():
+        incoming = phi.value_for(body)
+        if isinstance(incoming, O.Op) and incoming.block is body and incoming is not item:
+            return None  # a local set in the body: its last value would be needed
+    reads = tuple(dict.fromkeys(op.obj for op in loads))
+    if stores[0].obj in reads:
+        return None  # (`out[i] = out[i] * k`: the logged strip handles it)
+    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads)
+
+
+def index_step(op: O.Value, item: O.Value) -> bool:
+    """``item + c`` or ``item - c`` for a constant c."""
+    return isinstance(op, O.BinOp) and op.op in ("+", "-") and op.lhs is item and isinstance(op.rhs, O.Const)
+
+
+def indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
+    """The index values of an element access, one per dimension given."""
+    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+
+
+def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlock) -> bool:
+    """A float64 element whose last index is ``item + c`` (or the item) on a unit-stride
+    array, every other index computed before the loop."""
+    t = value_type(op.obj)
+    if not (isinstance(t, ArrayType) and t.dtype == "float64" and t.unit_stride):
+        return False
+    if isinstance(op.obj, O.Op) and op.obj.block is body:
+        return False
+    items = indices(op)
+    if len(items) != t.ndim or not (items[-1] is item or index_step(items[-1], item)):
+        return False
+    return all(_invariant(ix, body) and value_type(ix) == INT for ix in items[:-1])
+
+
+def _invariant(v: O.Value, body: BasicBlock) -> bool:
+    """Computed before the loop, or in the body from such values only (``i - 1``)."""
+    if not (isinstance(v, O.Op) and v.block is body):
+        return True
+    return isinstance(v, O.BinOp) and v.op in ("+", "-") and all(_invariant(x, body) for x in (v.lhs, v.rhs))
+
+
+def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock) -> bool:
+    if v in vector:
+        return True
+    if isinstance(v, O.Const):
+        return type(v.value) is float or (type(v.value) is int and abs(v.value) <= 2**53)
+    return not (isinstance(v, O.Op) and v.block is body) and value_type(v) in _FLOATS
+
+
+def plan_strips(fn: Function) -> dict[BasicBlock, StripPlan]:
+    """The innermost loops of `fn` that also run in strips, by header."""
+    preds = fn.predecessors()
+    return {h: plan for h in fn.blocks if (plan := strip_body(fn, h, preds)) is not None}
