@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 LIMIT = 10
 
 
@@ -107,6 +109,28 @@ def complex_steps(c, n):
     return n, (z / (1 - 0j)).imag
 
 
+def dot_sqrt(a, b):
+    s = 0.0
+    for i in range(len(a)):
+        s += a[i] * b[i]
+    return math.sqrt(s)
+
+
+def smooth_into(out, a, k):
+    for i in range(1, len(a) - 1):
+        out[i] = (a[i - 1] + a[i] + a[i + 1]) * k
+    return k
+
+
+def running_sum(a):
+    out = np.empty_like(a)
+    acc = 0.0
+    for i in range(len(a)):
+        acc += a[i]
+        out[i] = acc
+    return out
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -123,4 +147,7 @@ CASES = {
     "assert_message": "(int)",
     "array_writes": "(array[float64, 1d], float)",
     "complex_steps": "(complex, int)",
+    "dot_sqrt": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride])",
+    "smooth_into": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride], float)",
+    "running_sum": "(array[float64, 1d, unit-stride])",
 }

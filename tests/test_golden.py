@@ -3,7 +3,8 @@
 Stages: ``decode`` and ``cfg`` (version-specific), ``built`` (SSA straight from the
 builder), one stage per clean-up pass run alone on the built IR, then the IR after
 the compiler's stages (cuvil_bc/pipeline.py) ``clean-specialized`` (as ``optimized``),
-``narrow`` and ``speculate`` (all of them: as ``typed``), and ``llvm``: the module that
+``narrow`` and ``speculate`` (all of them: as ``typed``), ``plans``: what the analyses
+decided for the typed function (opt/plans.py), and ``llvm``: the module that
 code generation makes of the typed IR, before LLVM optimises it (its symbols without
 their process-wide numbers; per version, since it holds line numbers and labels). Regenerate the expectations with
 ``CUVIL_UPDATE_GOLDEN=1 pytest tests/test_golden.py`` and review the diff.
@@ -28,6 +29,7 @@ from cuvil_bc.compiler import Compiler
 from cuvil_bc.decode import decode
 from cuvil_bc.ir import build_ir, format_function, verify
 from cuvil_bc.ir.passes import constfold, copyprop, dce, simplifycfg
+from cuvil_bc.opt.plans import format_plans
 from cuvil_bc.typing.types import parse_signature
 
 from . import golden_cases
@@ -83,6 +85,13 @@ def _typed(case: str) -> str:
     return f"returns {spec.return_type}\n" + format_function(spec.fn)
 
 
+def _plans(case: str) -> str:
+    """What the analyses decided for the typed function (opt/plans.py)."""
+    spec = Compiler().typed(_func(case), parse_signature(golden_cases.CASES[case]))
+    assert spec.fn is not None
+    return format_plans(spec.fn)
+
+
 def _llvm(case: str) -> str:
     driver = Compiler()
     spec = driver.typed(_func(case), parse_signature(golden_cases.CASES[case]))
@@ -105,6 +114,7 @@ STAGES: dict[str, Callable[[str], str]] = {
     "optimized": _until("clean-specialized"),
     "narrow": _until("narrow"),
     "typed": _typed,
+    "plans": _plans,
     "llvm": _llvm,
 }
 

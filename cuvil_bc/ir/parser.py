@@ -151,6 +151,12 @@ class _Parser:
                 return self.namespace[name]
             if hasattr(builtins, name):
                 return getattr(builtins, name)
+            module, _, attr = name.rpartition(".")
+            if module:  # <numpy.empty_like>
+                try:
+                    return getattr(importlib.import_module(module), attr)
+                except (ImportError, AttributeError):
+                    pass
             raise ParseError(f"no object named {name!r}: pass it in the namespace")
         try:
             return _literal(ast.parse(text, mode="eval").body, text)

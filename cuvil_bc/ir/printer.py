@@ -25,6 +25,9 @@ def _const_text(value: object) -> str:
         return f"<module {value.__name__}>"
     if isinstance(value, (types.FunctionType, types.BuiltinFunctionType, type)):
         return f"<{getattr(value, '__qualname__', value.__name__)}>"
+    if callable(value) and isinstance(getattr(value, "__name__", None), str) and isinstance(getattr(value, "__module__", None), str):
+        # (a NumPy function is a dispatcher object: its repr has its address)
+        return f"<{value.__module__}.{value.__name__}>"
     if isinstance(value, float):
         return repr(value) if value == value else "nan"
     return repr(value)

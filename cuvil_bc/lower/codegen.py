@@ -37,8 +37,8 @@ from .ltypes import F64, I1, I8, I32, I64, ITER, const, declare, from_params, ll
 from .points import ResumeInfo, Slot, new_number
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from ..opt import ownership
-from ..opt.finiteness import FloatTests
-from ..opt.strip_plans import indices, plan_strips
+from ..opt.plans import make_plans
+from ..opt.strip_plans import indices
 
 
 class Callee(Protocol):
@@ -142,19 +142,20 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.uses = fn.uses()
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
-        self.floats = FloatTests(fn, self.uses)  # which float results are tested where
+        self.plans = make_plans(fn, self.uses)  # what the analyses decided (opt/plans.py)
+        self.floats = self.plans.floats  # which float results are tested where
         self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
         # Arrays allocated natively: references held (see refcount.py).
-        self.track = any(ownership.is_owned(op) for op in fn.ops())
-        self.liveness = ownership.Liveness(fn) if self.track else None
+        self.liveness = self.plans.ownership
+        self.track = self.liveness is not None
         self.order = {op: k for k, op in enumerate(fn.ops())}
         self.held: list[O.Op] = []
         self.em.on_deopt = self.release_for_deopt if self.track else None
         self.em.held_key = lambda: tuple(id(v) for v in self.held)
         # Innermost loops that also run in exit-free strips (strips.py), by header.
-        self.strips = plan_strips(fn)
+        self.strips = self.plans.strips
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
 
     def run(self) -> ir.Function:

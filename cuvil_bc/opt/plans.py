@@ -1,0 +1,111 @@
+"""The plans code generation follows for one typed function, made by the analyses of
+this package, and their text form (the golden tests' `plans` stage).
+
+- `floats` (finiteness.py): which float results are tested for being finite, where
+  and how;
+- `strips` (strip_plans.py): which innermost loops of a writer also run in strips or
+  vector groups, and how;
+- `ownership` (ownership.py): where each natively allocated array's reference is
+  released, or None when the function allocates none.
+
+Example of the text::
+
+    finiteness: deferred to the return
+      %6 = binop: tests %4, %5
+      %9 = call <sqrt>: math test deferred
+    strips:
+      B2: logged; vector groups (loads %3, %4; store %7); moving stores %7
+    ownership: none
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..ir import ops as O
+from ..ir.function import BasicBlock, Function
+from ..ir.printer import Namer, op_text
+from ..typing.types import NpScalar, options
+from .finiteness import FloatTests
+from .ownership import Liveness, is_owned
+from .strip_plans import StripPlan, plan_strips
+
+
+@dataclass
+class Plans:
+    floats: FloatTests
+    strips: dict[BasicBlock, StripPlan]
+    ownership: Liveness | None
+
+
+def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None) -> Plans:
+    """The plans for the typed function `fn` (`uses`: its `fn.uses()`, if at hand)."""
+    uses = fn.uses() if uses is None else uses
+    owns = any(is_owned(op) for op in fn.ops())
+    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None)
+
+
+def format_plans(fn: Function, plans: Plans | None = None) -> str:
+    """The plans as text, values and blocks named as `format_function` names them."""
+    plans = make_plans(fn) if plans is None else plans
+    name = Namer(fn)
+    order = {op: k for k, op in enumerate(fn.ops())}
+
+    def names(vs) -> str:  # type: ignore[no-untyped-def]
+        """The values' names, in program order (arguments and constants first)."""
+        return ", ".join(name(v) for v in sorted(vs, key=lambda v: order.get(v, -1)))
+
+    out = [_finiteness(fn, plans.floats, name, names)]
+    out.append("strips:" if plans.strips else "strips: none")
+    for header, plan in sorted(plans.strips.items(), key=lambda kv: fn.blocks.index(kv[0])):
+        parts = [f"  {name.block(header)}: {'buffered' if plan.buffered else 'logged'}"]
+        if plan.vector is not None:
+            v = plan.vector
+            parts.append(f"vector groups (loads {names(v.loads)}; store {name(v.store)})")
+        if plan.moving:
+            parts.append(f"moving stores {names(plan.moving)}")
+        if plan.absorbed:
+            parts.append(f"tested once a strip {names(plan.absorbed)}")
+        if plan.reads or plan.writes:
+            parts.append(f"apart: reads {names(plan.reads)}, writes {names(plan.writes)}")
+        out.append("; ".join(parts))
+    out.append(_ownership(fn, plans.ownership, name, names))
+    return "\n".join(out)
+
+
+def _finiteness(fn: Function, floats: FloatTests, name: Namer, names) -> str:  # type: ignore[no-untyped-def]
+    lines = ["finiteness: deferred to the return" if floats.deferred else "finiteness: tested where computed"]
+    for op in fn.ops():
+        what = []
+        if isinstance(op, O.BinOp) and any(isinstance(t, NpScalar) for t in options(op.type)):  # type: ignore[arg-type]
+            what.append(f"warning test {floats.arithmetic_test(op)}")
+        planned = floats.op_tests(op)
+        if planned is not None:
+            if planned.tests:
+                what.append(f"tests {names(planned.tests)}")
+            if planned.math_test != "precise":
+                what.append(f"math test {planned.math_test}")
+            if planned.self_test:
+                what.append("tests itself")
+        if what:
+            if isinstance(op, O.ControlOp):
+                head = f"{name.block(op.block)}: {op_text(op, name)}"
+            else:
+                head = f"{name(op)} = " + (f"call {name(op.func)}" if isinstance(op, O.Call) else type(op).__name__.lower())
+            lines.append(f"  {head}: {'; '.join(what)}")
+    return "\n".join(lines)
+
+
+def _ownership(fn: Function, liveness: Liveness | None, name: Namer, names) -> str:  # type: ignore[no-untyped-def]
+    if liveness is None:
+        return "ownership: none"
+    lines = ["ownership:"]
+    for block in fn.blocks:
+        releases = liveness.releases(block)
+        live = liveness.live_in[block]
+        text = [f"live in {names(live)}"] if live else []
+        for k in sorted(releases):
+            text.append(f"after {name(block.ops[k])} release {names(releases[k])}")
+        if text:
+            lines.append(f"  {name.block(block)}: " + "; ".join(text))
+    return "\n".join(lines)
