@@ -389,3 +389,24 @@ def test_what_others_write_to_stderr_while_llvm_optimizes_is_kept(capfd) -> None
         os.write(2, _MISSED + b" the optimizer was unable to perform the requested transformation\n")
         os.write(2, b"and another\n")
     assert capfd.readouterr().err == "the program's own line\nand another\n"
+
+
+def test_typed_folding_keeps_the_type_typing_gave() -> None:
+    # After typing, `o0` is known to be -1, and constant folding replaced the float
+    # `o0 ** 1.5` by CPython's value of it, a complex: the lowering of `%` then met a
+    # complex operand where typing had seen a float, an internal compiler error
+    # (scalar:20261204:420, reduced). A folded value must have the op's type.
+    f = compile_source(
+        """
+        def f(o0, n):
+            if o0 is None:
+                o0 = -1
+            v = 0.0
+            for i1 in range(n):
+                v = o0 ** 1.5 % 2
+            return v
+        """
+    )
+    check(f, None, 0)  # (the warnings compared: no internal error)
+    check(f, None, 2)  # the power is complex: CPython raises TypeError for the %
+    check(f, 4, 1)

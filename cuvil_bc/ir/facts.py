@@ -37,5 +37,11 @@ class Facts:
         """Whether `value` is always None (True), never None (False), or either (None)."""
         return None
 
+    def fits(self, value: object, op: O.Op) -> bool:
+        """Whether constant folding may replace `op` by `value`. Untyped, any value
+        may; typed, only one of the type typing gave the op (``x ** 1.5`` is typed a
+        float, but -1 ** 1.5 is a complex)."""
+        return True
+
 
 UNTYPED = Facts()

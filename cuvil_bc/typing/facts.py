@@ -7,7 +7,8 @@ from ..ir import ops as O
 from ..ir.facts import Facts
 from .effects import may_raise
 from .primitives import is_pure_callable
-from .types import NONE, UNDEF, options
+from ..errors import Unsupported
+from .types import NONE, UNDEF, options, typeof
 
 
 class KnownFacts(Facts):
@@ -25,6 +26,14 @@ class TypedFacts(KnownFacts):
 
     def may_be_unbound(self, value: O.Value) -> bool | None:
         return None if value.type is None else UNDEF in options(value.type)
+
+    def fits(self, value: object, op: O.Op) -> bool:
+        if op.type is None:
+            return True
+        try:
+            return typeof(value) in options(op.type)
+        except Unsupported:  # (an int beyond int64, an object)
+            return False
 
     def is_none(self, value: O.Value) -> bool | None:
         if isinstance(value, O.Const) or value.type is None:

@@ -94,7 +94,7 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
             return _NOFOLD
     except Exception:
         return _NOFOLD
-    return result if foldable_result(result) else _NOFOLD
+    return result if foldable_result(result) and facts.fits(result, op) else _NOFOLD
 
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
@@ -114,4 +114,4 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     return changed
 
 
-__all__ = ["run", "fold", "types"]
+__all__ = ["run", "fold"]
