@@ -10,10 +10,12 @@ native code ran.
 from __future__ import annotations
 
 import math
+import os
 from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from cuvil_bc.testing import EDGE_FLOATS, check, compile_source, equivalent, native_ran, numbers
@@ -185,3 +187,31 @@ def test_both_boundaries_carry_complex_values() -> None:
     generic = f.stats["native_calls"] - fast
     check(f, complex(1.5, -0.0), (complex(math.inf, 1), -1))
     assert generic >= 1 and sum(n.fast_calls() for n in f.dispatcher._native.values()) == fast + 1, f.explain()
+
+
+def _expressions() -> Any:
+    """Random expressions over the arguments a (complex), x (float), n (int) and b
+    (bool): the operators, abs(), .real/.imag, complex() and comparisons mixed."""
+    leaves = st.sampled_from(["a", "x", "n", "b", "1j", "2.5", "-3", "(0.5-0j)", "complex(x, n)"])
+
+    def extend(inner: Any) -> Any:
+        binary = st.tuples(inner, st.sampled_from(["+", "-", "*", "/"]), inner).map(lambda t: f"({t[0]} {t[1]} {t[2]})")
+        unary = st.tuples(st.sampled_from(["-", "+"]), inner).map(lambda t: f"({t[0]}{t[1]})")
+        calls = st.tuples(st.sampled_from(["abs({})", "({}).real", "({}).imag", "complex({})"]), inner).map(lambda t: t[0].format(t[1]))
+        choice = st.tuples(inner, st.sampled_from(["==", "!="]), inner, inner, inner).map(
+            lambda t: f"({t[3]} if {t[0]} {t[1]} {t[2]} else {t[4]})"
+        )
+        return st.one_of(binary, unary, calls, choice)
+
+    return st.recursive(leaves, extend, max_leaves=8)
+
+
+@settings(max_examples=int(os.environ.get("CUVIL_EXAMPLES", "60")), deadline=None, database=None)
+@given(_expressions(), st.data())
+def test_random_expressions(expr: str, data: Any) -> None:
+    f = compile_source(f"def f(a, x, n, b):\n    return {expr}\n")
+    part = st.one_of(st.floats(), st.sampled_from(PARTS))
+    for _ in range(3):
+        args = (complex(data.draw(part), data.draw(part)), data.draw(part), data.draw(st.integers(-(2**60), 2**60)), data.draw(st.booleans()))
+        check(f, *args, native=False)
+    check(f, 1.5 - 2j, 0.25, 3, True)  # (a plain call: the compiled path must run)
