@@ -17,7 +17,7 @@ from llvmlite import ir
 
 from ..abi import MAX_DEPTH, RESUME_SLOTS, VIEW_OF_ARGUMENT
 from ..ir import ops as O
-from ..opt.bounds import BranchFacts, cannot_overflow, counts_by_one, in_bounds, remainder_is_wrap, in_bounds_after_wrap, index_bounds
+from ..opt.bounds import cannot_overflow, counts_by_one, in_bounds_after_wrap, remainder_is_wrap
 from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
@@ -38,7 +38,6 @@ from .points import ResumeInfo, Slot, new_number
 from .numeric import binop, compare, int_mod_is_zero, truth, unary
 from ..opt import ownership
 from ..opt.plans import make_plans
-from ..opt.strip_plans import indices
 
 
 class Callee(Protocol):
@@ -144,7 +143,6 @@ class FunctionLowering:
         self.raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
         self.plans = make_plans(fn, self.uses)  # what the analyses decided (opt/plans.py)
         self.floats = self.plans.floats  # which float results are tested where
-        self.branch_facts = BranchFacts(fn)
         self.prechecked: set[tuple[O.Op, int]] = set()  # (array access, dimension): see early_bounds_guards
         self.em.precise = fn.writes
         # Arrays allocated natively: references held (see refcount.py).
@@ -156,6 +154,7 @@ class FunctionLowering:
         self.em.held_key = lambda: tuple(id(v) for v in self.held)
         # Innermost loops that also run in exit-free strips (strips.py), by header.
         self.strips = self.plans.strips
+        self.bounds = self.plans.bounds  # where each index is tested
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
 
     def run(self) -> ir.Function:
@@ -307,8 +306,7 @@ class FunctionLowering:
         return self.em.builder.icmp_unsigned("==", self.signal_count(), self.signals_at_entry)
 
     def index_checked(self, op: O.Subscript | O.StoreItem, k: int) -> bool:
-        index = indices(op)[k]
-        return in_bounds(index, op.obj, k) or self.branch_facts.in_bounds(op.block, index, op.obj, k) or (op, k) in self.prechecked
+        return (op, k) in self.bounds.proven or (op, k) in self.prechecked
 
     def release(self, values: list[O.Op]) -> None:
         """Drop the references these held values own (their last use is behind us)."""
@@ -660,7 +658,7 @@ class FunctionLowering:
         wraps = False  # a negative index may wrap: the address may jump
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
-            proven = source is not None and (in_bounds(source, op.obj, k) or self.branch_facts.in_bounds(op.block, source, op.obj, k))
+            proven = source is not None and (op, k) in self.bounds.proven
             if not proven and (op, k) not in self.prechecked:
                 wraps = True
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
@@ -693,30 +691,13 @@ class FunctionLowering:
         does (re-running a call that only reads, or resuming one that writes at the
         block's resume point, before anything in the block has run)."""
         em, b = self.em, self.em.builder
-        for op in block.ops:
-            if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
-                continue
-            if isinstance(op.obj, O.Op) and op.obj.block is block:
-                continue
-            t = value_type(op.obj)
-            items = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
-            for k, index in enumerate(items):
-                if k >= t.ndim or in_bounds(index, op.obj, k):  # type: ignore[attr-defined]
-                    continue
-                found = index_bounds(index)
-                if found is None or found[0] < 0:
-                    continue
-                arr, dim, off = found[1]
-                if arr is not None and (
-                    not isinstance(value_type(arr), ArrayType) or (isinstance(arr, O.Op) and arr.block is block)
-                ):
-                    continue
-                upper = em.i64(off) if arr is None else b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))
-                extent = b.extract_value(self.get(op.obj)[0], 1 + k)
-                em.line = op.line or self.fn.firstlineno
-                em.speculative = False
-                em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds")
-                self.prechecked.add((op, k))
+        for op, k, (arr, dim, off) in self.bounds.entry_tests.get(block, []):
+            upper = em.i64(off) if arr is None else b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
+            extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
+            em.line = op.line or self.fn.firstlineno
+            em.speculative = False
+            em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds")
+            self.prechecked.add((op, k))
 
     def array_item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
         return arrays.load_element(self.em, self.element_pointer(array, index, op), array[1].dtype)  # type: ignore[attr-defined]

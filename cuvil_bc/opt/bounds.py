@@ -270,3 +270,54 @@ def _comparison(cond: O.Value) -> tuple[str, O.Value, O.Value] | None:
         if t != INT:
             return None
     return cond.op, cond.lhs, cond.rhs
+
+
+class BoundsPlan:
+    """Where each index of each array access of a typed function is tested: `proven`
+    (in bounds by construction or by the branches taken: no test), at its block's
+    entry (`entry_tests`: a loop-invariant ``upper > extent`` test, which LLVM moves
+    out of the loop), or, by default, at the access itself (wrapping a negative index
+    first). An index the branches prove may still get an entry test (as before this
+    plan existed: dropping it would be correct, and is left for a change of its own)."""
+
+    def __init__(self, fn: "Function") -> None:
+        from ..typing.infer import value_type
+        from ..typing.types import ArrayType
+
+        self.branch_facts = BranchFacts(fn)
+        self.proven: set[tuple[O.Op, int]] = set()
+        #: per block: (access, dimension, upper bound) tested on entry to the block
+        self.entry_tests: dict[object, list[tuple[O.Op, int, Upper]]] = {}
+        for block in fn.blocks:
+            for op in block.ops:
+                if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
+                    continue
+                t = value_type(op.obj)
+                items = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+                for k, index in enumerate(items[: t.ndim]):  # type: ignore[attr-defined]
+                    if in_bounds(index, op.obj, k):
+                        self.proven.add((op, k))
+                        continue
+                    if self.branch_facts.in_bounds(block, index, op.obj, k):
+                        self.proven.add((op, k))  # (an entry test is still planned: see below)
+                    upper = self._entry_bound(op, index, block)
+                    if upper is not None:
+                        self.entry_tests.setdefault(block, []).append((op, k, upper))
+
+    @staticmethod
+    def _entry_bound(op: O.Op, index: O.Value, block: object) -> Upper | None:
+        """The upper bound of an index in ``[lo, upper)`` with ``lo >= 0``, when the
+        test ``upper > extent`` can be made on entry to the block: the array and the
+        bound's array are defined before it (`BoundsPlan.entry_tests`)."""
+        from ..typing.infer import value_type
+        from ..typing.types import ArrayType
+
+        if isinstance(op.obj, O.Op) and op.obj.block is block:  # type: ignore[attr-defined]
+            return None
+        found = index_bounds(index)
+        if found is None or found[0] < 0:
+            return None
+        arr = found[1][0]
+        if arr is not None and (not isinstance(value_type(arr), ArrayType) or (isinstance(arr, O.Op) and arr.block is block)):  # type: ignore[arg-type]
+            return None
+        return found[1]

@@ -6,7 +6,8 @@ this package, and their text form (the golden tests' `plans` stage).
 - `strips` (strip_plans.py): which innermost loops of a writer also run in strips or
   vector groups, and how;
 - `ownership` (ownership.py): where each natively allocated array's reference is
-  released, or None when the function allocates none.
+  released, or None when the function allocates none;
+- `bounds` (bounds.py): where each index of each array access is tested.
 
 Example of the text::
 
@@ -25,7 +26,9 @@ from dataclasses import dataclass
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..ir.printer import Namer, op_text
-from ..typing.types import NpScalar, options
+from ..typing.infer import value_type
+from ..typing.types import ArrayType, NpScalar, options
+from .bounds import BoundsPlan
 from .finiteness import FloatTests
 from .ownership import Liveness, is_owned
 from .strip_plans import StripPlan, plan_strips
@@ -36,13 +39,14 @@ class Plans:
     floats: FloatTests
     strips: dict[BasicBlock, StripPlan]
     ownership: Liveness | None
+    bounds: BoundsPlan
 
 
 def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None) -> Plans:
     """The plans for the typed function `fn` (`uses`: its `fn.uses()`, if at hand)."""
     uses = fn.uses() if uses is None else uses
     owns = any(is_owned(op) for op in fn.ops())
-    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None)
+    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None, BoundsPlan(fn))
 
 
 def format_plans(fn: Function, plans: Plans | None = None) -> str:
@@ -70,6 +74,7 @@ def format_plans(fn: Function, plans: Plans | None = None) -> str:
             parts.append(f"apart: reads {names(plan.reads)}, writes {names(plan.writes)}")
         out.append("; ".join(parts))
     out.append(_ownership(fn, plans.ownership, name, names))
+    out.append(_bounds(fn, plans.bounds, name))
     return "\n".join(out)
 
 
@@ -94,6 +99,27 @@ def _finiteness(fn: Function, floats: FloatTests, name: Namer, names) -> str:  #
                 head = f"{name(op)} = " + (f"call {name(op.func)}" if isinstance(op, O.Call) else type(op).__name__.lower())
             lines.append(f"  {head}: {'; '.join(what)}")
     return "\n".join(lines)
+
+
+def _bounds(fn: Function, bounds: BoundsPlan, name: Namer) -> str:
+    entry = {(op, k): upper for tests in bounds.entry_tests.values() for op, k, upper in tests}
+    lines = []
+    for op in fn.ops():
+        if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
+            continue
+        ndim = value_type(op.obj).ndim  # type: ignore[attr-defined]
+        count = min(ndim, len(op.index.items) if isinstance(op.index, O.BuildTuple) else 1)
+        marks = []
+        for k in range(count):
+            how = ["proven"] if (op, k) in bounds.proven else []
+            if (op, k) in entry:
+                arr, dim, off = entry[op, k]
+                limit = str(off) if arr is None else f"{name(arr)}.shape[{dim}]" + (f"{off:+d}" if off else "")  # type: ignore[arg-type]
+                how.append(f"tested on entry (< {limit})")
+            marks.append(f"[{k}] " + (" and ".join(how) or "tested where used"))
+        target = name(op) if isinstance(op, O.Subscript) else f"store to {name(op.obj)}"
+        lines.append(f"  {target}: {', '.join(marks)}")
+    return "\n".join(["bounds:" if lines else "bounds: no array accesses"] + lines)
 
 
 def _ownership(fn: Function, liveness: Liveness | None, name: Namer, names) -> str:  # type: ignore[no-untyped-def]
