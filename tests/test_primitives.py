@@ -82,3 +82,16 @@ def test_an_operator_row_computes_what_python_does(symbol: str, a: object, b: ob
 
     row = compare(symbol) if symbol == "in" else binary(symbol)
     assert row.apply(a, b) == eval(f"a {symbol} b")
+
+
+def test_numpy_creators_are_rows_of_the_table() -> None:
+    import numpy as np
+
+    from cuvil_bc.typing.primitives import CREATES, NUMPY_CREATORS, creator_name, is_pure_callable
+
+    for row in NUMPY_CREATORS:
+        func = getattr(np, row.name.removeprefix("numpy."))
+        assert lookup(func) is row and row.lowering == CREATES and row.may_raise
+        assert creator_name(func) == row.name.removeprefix("numpy.")
+        assert not is_pure_callable(func)  # a new array each call: never folded
+    assert creator_name(np.sum) is None and creator_name(abs) is None

@@ -22,13 +22,12 @@ from ..typing.rules import compare_type
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..errors import Unsupported
-from ..typing.primitives import Primitive, as_number, lookup
+from ..typing.primitives import Primitive, as_number, creator_name, lookup
 from ..typing.primitives import result_type as call_result_type
 from ..typing.types import (
     BOOL, BOTTOM, FLOAT, INT, NONE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ObjType, TupleType, Type,
     UnionType, base, holds_array, options, ITEMSIZE,
 )
-from ..typing.creation import creator_name
 from ..typing.models import c_params, model, state_words, words
 from . import arrays, complexes, refcount, strips
 from .builtins import lowering_of

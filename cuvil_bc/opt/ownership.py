@@ -77,7 +77,7 @@ def holder(v: O.Value) -> O.Value | None:
 
 
 def _creates(func: object) -> bool:
-    from ..typing.creation import creator_name
+    from ..typing.primitives import creator_name
 
     return creator_name(func) is not None
 

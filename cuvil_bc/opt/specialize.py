@@ -21,7 +21,7 @@ from typing import Callable
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
-from ..typing.creation import creator_name
+from ..typing.primitives import creator_name
 from ..typing.primitives import CONSTANT_MODULES
 
 MISSING = object()

@@ -6,6 +6,8 @@
     np.arange (stop) / (start, stop) / (start, stop, step)  ints: an int64 array
     a.copy()
 
+The creators are rows of the primitives' table (`NUMPY_CREATORS`, of kind `CREATES`);
+this is their typing rule, which needs the call's keywords and constant arguments.
 The result is a new array of 1-4 dimensions (`ArrayType`, any dtype of
 `ARRAY_DTYPES`), which
 native code allocates and reference-counts (`csrc/runtime.c`). Anything else (another
@@ -14,16 +16,12 @@ dtype, `order=`, a float `arange`) is unsupported and runs in CPython.
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 
 from ..errors import Unsupported
 from .types import (
     ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type, base,
 )
-
-CREATORS = ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "arange")
-
 
 @dataclass(frozen=True)
 class Creation:
@@ -34,16 +32,6 @@ class Creation:
     shape: int | None = None  # argument index of the shape (an int or a tuple)
     like: int | None = None  # argument index of the prototype array
     fill: int | None = None  # argument index of the fill value (full)
-
-
-def creator_name(func: object) -> str | None:
-    np = sys.modules.get("numpy")
-    if np is None:
-        return None
-    for name in CREATORS:
-        if func is getattr(np, name, None):
-            return name
-    return None
 
 
 def _dtype(value: object) -> str:

@@ -17,8 +17,8 @@ from ..errors import CompileError, Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
 from . import rules
-from .creation import creation, creator_name
-from .primitives import lookup, result_type
+from .creation import creation
+from .primitives import creator_name, lookup, result_type
 from .types import (
     BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
     Type, base, holds_array, join, options, typeof, union_of,

@@ -23,13 +23,15 @@ INTEGRAL = (BOOL, INT)
 
 Rule = Callable[[tuple[Type, ...]], Type]
 
-#: How a primitive is lowered. `OWN`: by its own function in lower/builtins.py. `LIBM`:
+#: How a primitive is lowered. `OWN`: by its own function in lower/builtins.py. `CREATES`:
+#: a NumPy function that creates an array, typed by typing/creation.py (its result
+#: depends on keywords and constant arguments) and lowered by lower/arrays.py. `LIBM`:
 #: a float function of the C library that CPython's `math` calls too, under the same
 #: name, with CPython's error rules tested natively (a failing test hands the call back
 #: to CPython); the error test of a function that only reads may be deferred
 #: (opt/finiteness.py). `CPYTHON`: a `math` function whose bits only CPython's own code
 #: gives: native code calls it through the runtime (cb_math_call, taking the GIL).
-OWN, LIBM, CPYTHON = "own", "libm", "cpython"
+OWN, CREATES, LIBM, CPYTHON = "own", "creates", "libm", "cpython"
 
 #: Modules whose attributes the specialiser resolves to constants (each guarded, see
 #: opt/specialize.py), so that ``math.sqrt(x)`` compiles like ``sqrt(x)``. Every
@@ -39,8 +41,8 @@ CONSTANT_MODULES = (math,)
 
 @dataclass(frozen=True)
 class Primitive:
-    name: str  # "abs", "math.hypot": the key of its lowering and of its messages
-    obj: object  # the callable
+    name: str  # "abs", "math.hypot", "numpy.zeros": the key of its lowering and of its messages
+    obj: object  # the callable (None for a NumPy function: `lookup` finds it once NumPy is imported)
     min_args: int
     max_args: int | None  # None: any number
     rule: Rule
@@ -64,6 +66,9 @@ class Primitive:
     #: (numeric.deopt_on_float_error), which a function that only reads may defer
     #: (`FunctionLowering.defers_math_error`). Every `LIBM` row's is.
     defers_errors: bool = False
+    #: A call has no side effects and gives equal results for equal arguments, so
+    #: constant folding may make it (not so for a new array).
+    pure: bool = True
 
     def takes(self, n: int) -> bool:
         return self.min_args <= n and (self.max_args is None or n <= self.max_args)
@@ -171,6 +176,10 @@ def _range(ts: tuple[Type, ...]) -> Type:
     return RANGE
 
 
+def _no_rule(ts: tuple[Type, ...]) -> Type:
+    raise AssertionError("typed by its own rule (typing/creation.py)")
+
+
 def _ldexp(ts: tuple[Type, ...]) -> Type:
     _need(ts[:1], NUMERIC, "math.ldexp")
     _need(ts[1:], INTEGRAL, "math.ldexp exponent")
@@ -227,7 +236,13 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _math("hypot", (0, None), lowering=CPYTHON),
     _math("remainder", 2, lowering=CPYTHON),
 )
+#: NumPy's array creators (typed by typing/creation.py, lowered by lower/arrays.py).
+NUMPY_CREATORS: tuple[Primitive, ...] = tuple(
+    Primitive(f"numpy.{name}", None, 1, 4, _no_rule, lowering=CREATES, pure=False)
+    for name in ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "arange")
+)
 _TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES}
+_NUMPY_TABLE: dict[object, Primitive] | None = None  # NumPy's rows by callable, once NumPy is imported
 assert len(_TABLE) == len(PRIMITIVES), "a callable with two rows"
 #: The `CPYTHON` rows, in the order the C runtime numbers them (lower/runtime.py).
 VIA_CPYTHON: tuple[Primitive, ...] = tuple(row for row in PRIMITIVES if row.lowering == CPYTHON)
@@ -261,18 +276,37 @@ def as_number(name: str, position: int, t: Type) -> Type:
 
 
 def lookup(obj: object) -> Primitive | None:
+    global _NUMPY_TABLE
     try:
-        return _TABLE.get(obj)
+        found = _TABLE.get(obj)
+        if found is not None:
+            return found
+        if _NUMPY_TABLE is None:
+            import sys
+
+            np = sys.modules.get("numpy")  # (a NumPy callable implies NumPy is imported)
+            if np is None:
+                return None
+            _NUMPY_TABLE = {getattr(np, row.name.removeprefix("numpy.")): row for row in NUMPY_CREATORS}
+        return _NUMPY_TABLE.get(obj)
     except TypeError:  # unhashable
         return None
+
+
+def creator_name(obj: object) -> str | None:
+    """``"zeros"`` for ``np.zeros`` and the other array creators; None for the rest."""
+    row = lookup(obj)
+    return row.name.removeprefix("numpy.") if row is not None and row.lowering == CREATES else None
 
 
 def is_pure_callable(obj: object) -> bool:
     """Whether calling `obj` has no side effects, so that constant folding may call it
     on constant arguments (it keeps only what CPython's own call returns): the
-    primitives, the functions of `CONSTANT_MODULES`, and exception classes."""
-    if lookup(obj) is not None:
-        return True
+    primitives that are pure, the functions of `CONSTANT_MODULES`, and exception
+    classes."""
+    row = lookup(obj)
+    if row is not None:
+        return row.pure
     if isinstance(obj, type) and issubclass(obj, BaseException):
         return True  # building an exception object has no side effects
     if callable(obj) and getattr(obj, "__module__", None) in {m.__name__ for m in CONSTANT_MODULES}:
@@ -281,4 +315,4 @@ def is_pure_callable(obj: object) -> bool:
     return isinstance(name, str) and any(getattr(m, name, None) is obj for m in CONSTANT_MODULES)
 
 
-__all__ = ["Primitive", "PRIMITIVES", "lookup", "result_type", "as_number", "is_pure_callable", "NONE", "OWN", "LIBM", "CPYTHON"]
+__all__ = ["Primitive", "PRIMITIVES", "NUMPY_CREATORS", "lookup", "creator_name", "CREATES", "result_type", "as_number", "is_pure_callable", "NONE", "OWN", "LIBM", "CPYTHON"]
