@@ -39,6 +39,9 @@ STATEMENTS = [
     "if k == {i}:\n    return {x}, {y}, {x}",
     "if k == {i} + 10:\n    raise ValueError('stop')",
     "t = ({x}, {y})\n{y}, {x} = t",
+    "t = ({x}, {y})\n{x} = t[1]",  # (an indexed item borrows from its tuple)
+    "{x} = ({y}, n)[0]",
+    "t = ({x}, np.ones(n))\nif n > 0:\n    t[1][0] = t[0][0]",
     "while k > {i}:\n    {x} = np.zeros(n)\n    break",
     "{x} = {y}.T",
     "{x} = np.zeros((2, n))[1]",

@@ -422,3 +422,28 @@ def test_a_callee_returning_a_range_still_serves_a_native_caller() -> None:
     )
     for n in (0, 1, 6, 101):
         check(f, n)
+
+
+TUPLE_ITEMS_OF_NEW_ARRAYS = (
+    "def f(a):\n    x = np.zeros(3)\n    y = a.copy()\n    t = (x, y)\n    t[0][0] = 7.0\n    return t\n",
+    "def f(a):\n    x = np.zeros(3)\n    y = a.copy()\n    t = (x, y)\n    return t[0]\n",
+    "def f(a):\n    x = np.ones(3)\n    y = a.copy()\n    t = (x, y)\n    return t[1][0] + t[0][1]\n",
+    "def f(a):\n    x = a.copy()\n    t = (x, 1)\n    s = 0.0\n    for i in range(len(a)):\n        s += t[0][i]\n    return s\n",
+)
+
+
+@pytest.mark.parametrize("src", TUPLE_ITEMS_OF_NEW_ARRAYS)
+def test_an_indexed_tuple_item_borrows_its_array(src: str) -> None:
+    # A helper's review found it: ``t[0]`` of a tuple holding natively allocated
+    # arrays was taken for an array view, which owns a reference, but it is lowered
+    # as the tuple's item, which takes none: the ownership plan released it once too
+    # often, freeing memory the tuple (or the caller) still used (garbage results,
+    # heap corruption). It borrows from the tuple, as an unpacked item does.
+    from cuvil_bc.lower.runtime import lib
+
+    f = compile_source(src, np=np)
+    before = lib.cb_live_allocations()
+    for _ in range(30):
+        check(f, np.arange(4.0))
+    assert native_ran(f)
+    assert lib.cb_live_allocations() == before

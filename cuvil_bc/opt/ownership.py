@@ -33,13 +33,15 @@ import types as pytypes
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.types import ArrayMethod, holds_array
+from ..typing.types import ArrayMethod, ArrayType, holds_array
 
 
 def is_owned(v: O.Value) -> bool:
     """Whether `v` holds a reference of its own (see the module docstring)."""
     if not isinstance(v, O.Op) or not holds_array(v.type):
         return False
+    if _tuple_item(v):
+        return False  # ``t[0]``: borrows from the tuple, like an unpacked item
     if isinstance(v, (O.Phi, O.Subscript, O.BuildTuple)):
         # a phi; a view (``m[i]``), which increfs the memory it shares; a tuple, which
         # holds a reference to each array in it
@@ -61,10 +63,17 @@ def owner(v: O.Value) -> O.Value:
             v = v.value
         elif isinstance(v, O.TupleGet):
             v = v.tup
+        elif _tuple_item(v):
+            v = v.obj  # type: ignore[attr-defined]
         elif isinstance(v, O.Unpack):
             v = v.seq
         else:
             return v
+
+
+def _tuple_item(v: O.Value) -> bool:
+    """``t[k]`` of a tuple (a constant index): the tuple's item, no view of an array."""
+    return isinstance(v, O.Subscript) and not isinstance(value_type(v.obj), ArrayType)
 
 
 def holder(v: O.Value) -> O.Value | None:
