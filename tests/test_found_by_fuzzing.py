@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pytest
 
 from cuvil_bc.testing import check, compile_source, native_ran
 
@@ -410,3 +411,24 @@ def test_typed_folding_keeps_the_type_typing_gave() -> None:
     check(f, None, 0)  # (the warnings compared: no internal error)
     check(f, None, 2)  # the power is complex: CPython raises TypeError for the %
     check(f, 4, 1)
+
+
+@pytest.mark.parametrize("use", ["assert v4 < 1.5", "return v4 * 3 + x0"])
+def test_an_op_on_a_local_that_is_never_bound_there(use: str) -> None:
+    # Once `o1` is known to be 1, `v4` is never bound where it is read: the read
+    # deopts (CPython raises UnboundLocalError) and its value is LLVM's undef, which
+    # the lowering of int/float conversion and of `* constant` took for a number
+    # constant: an internal compiler error, and its warning (scalar:6060:336).
+    f = compile_source(
+        "def f(x0, o1):\n"
+        "    if o1 is None:\n"
+        "        o1 = 1\n"
+        "    if o1:\n"
+        "        if x0:\n"
+        "            return 0\n"
+        "    else:\n"
+        "        v4 = 0\n"
+        f"    {use}\n"
+    )
+    for args in ((1, None), (0, None), (0, 0)):
+        check(f, *args)

@@ -306,8 +306,8 @@ class Emitter:
         if t == BOOL:
             return self.builder.uitofp(val, F64)
         assert t == INT, t
-        if isinstance(val, ir.Constant):  # (x /= -1: LLVM makes x * -1.0 an fneg)
-            return self.float_constant(float(val.constant))
+        if known_int(val):  # (x /= -1: LLVM makes x * -1.0 an fneg)
+            return self.float_constant(float(val.constant))  # type: ignore[attr-defined]
         return self.builder.sitofp(val, F64)
 
     def coerce(self, val: ir.Value, src: Type, dst: Type) -> ir.Value:
@@ -377,6 +377,12 @@ class Emitter:
         for v, b in incoming:
             phi.add_incoming(v, b)
         return phi
+
+
+def known_int(v: ir.Value) -> bool:
+    """Whether `v` is an integer constant (not `ir.Undefined`: the value of an op that
+    never runs, such as one after a read of a local that is never bound)."""
+    return isinstance(v, ir.Constant) and isinstance(v.constant, int)
 
 
 def is_finite(em: Emitter, x: ir.Value) -> ir.Value:

@@ -11,7 +11,7 @@ from llvmlite import ir
 
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from . import complexes
-from .emitter import Emitter, Typed, is_finite, not_finite
+from .emitter import Emitter, Typed, is_finite, known_int, not_finite
 from .ltypes import F64, I1, I64
 
 INT64_MIN = -(2**63)
@@ -155,10 +155,10 @@ def int_binop(em: Emitter, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
     if op == "-":
         return em.checked("ssub", x, y)
     if op == "*":
-        if isinstance(x, ir.Constant):
+        if known_int(x):
             x, y = y, x
-        if isinstance(y, ir.Constant):
-            return mul_by_constant(em, x, int(y.constant))
+        if known_int(y):
+            return mul_by_constant(em, x, int(y.constant))  # type: ignore[attr-defined]
         return em.checked("smul", x, y)
     if op == "&":
         return b.and_(x, y)
