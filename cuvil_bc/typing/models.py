@@ -129,7 +129,21 @@ class Model:
         return None
 
 
-class _Scalar(Model):
+class _Crossing(Model):
+    """A value that the C entry takes and returns, and a resume point rebuilds from the
+    words it has at the boundary."""
+
+    def state_words(self, t: Type) -> int | None:
+        return self.words(t)
+
+    def unboxable(self, t: Type) -> bool:
+        return True
+
+    def boxable(self, t: Type) -> bool:
+        return True
+
+
+class _Scalar(_Crossing):
     """A Python scalar in one leaf: one word, one parameter."""
 
     def __init__(self, leaf: str, slot: str, pytype: type, convert: Any, box: str) -> None:
@@ -139,15 +153,6 @@ class _Scalar(Model):
 
     def layout(self, t: Type) -> Layout:
         return self.leaf
-
-    def state_words(self, t: Type) -> int | None:
-        return 1
-
-    def unboxable(self, t: Type) -> bool:
-        return True
-
-    def boxable(self, t: Type) -> bool:
-        return True
 
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         out.append((self.slot, 0, self.pytype, None, 0, 0, 0))
@@ -165,16 +170,7 @@ class _Scalar(Model):
         return self.pytype(value)
 
 
-class _NoneModel(Model):
-    def state_words(self, t: Type) -> int | None:
-        return 0
-
-    def unboxable(self, t: Type) -> bool:
-        return True
-
-    def boxable(self, t: Type) -> bool:
-        return True
-
+class _NoneModel(_Crossing):
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         out.append(("n", 0, type(None), None, 0, 0, 0))
 
@@ -195,20 +191,11 @@ class _UnboundModel(Model):
         return UNBOUND
 
 
-class ComplexModel(Model):
+class ComplexModel(_Crossing):
     """A Python complex: its real and imaginary parts as two doubles."""
 
     def layout(self, t: Type) -> Layout:
         return (REAL, REAL)
-
-    def state_words(self, t: Type) -> int | None:
-        return 2
-
-    def unboxable(self, t: Type) -> bool:
-        return True
-
-    def boxable(self, t: Type) -> bool:
-        return True
 
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         out.append(("c", 0, complex, None, 0, 0, 0))
@@ -226,7 +213,7 @@ class ComplexModel(Model):
         return (value.real, value.imag)  # type: ignore[attr-defined]
 
 
-class NpScalarModel(Model):
+class NpScalarModel(_Crossing):
     """A NumPy scalar: represented as its Python counterpart (`NpScalar.base`), boxed as
     the NumPy type. A narrow dtype is a result only (its value is exact in the wide
     word)."""
@@ -234,14 +221,8 @@ class NpScalarModel(Model):
     def layout(self, t: Type) -> Layout:
         return model(t.base).layout(t.base)  # type: ignore[attr-defined]
 
-    def state_words(self, t: Type) -> int | None:
-        return 1
-
     def unboxable(self, t: Type) -> bool:
         return not t.narrow  # type: ignore[attr-defined]
-
-    def boxable(self, t: Type) -> bool:
-        return True
 
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         import numpy as np
@@ -267,7 +248,7 @@ class NpScalarModel(Model):
         return getattr(np, t.name)(w[k].d if t.base == FLOAT else w[k].i)
 
 
-class ArrayModel(Model):
+class ArrayModel(_Crossing):
     """A NumPy array: ``{data, shape..., strides..., meminfo}``. An argument passes its
     data pointer, shape and strides (the entry sets its meminfo); a result adds the
     meminfo (lower/ltypes.py)."""
@@ -275,15 +256,6 @@ class ArrayModel(Model):
     def layout(self, t: Type) -> Layout:
         assert isinstance(t, ArrayType)
         return (DATA,) + (WORD,) * (2 * t.ndim) + (MEMINFO,)
-
-    def state_words(self, t: Type) -> int | None:
-        return self.words(t)
-
-    def unboxable(self, t: Type) -> bool:
-        return True
-
-    def boxable(self, t: Type) -> bool:
-        return True
 
     def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
         import numpy as np
