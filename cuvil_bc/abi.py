@@ -38,7 +38,7 @@ MAX_DEPTH = 2000
 #: Frames of the thread's recursion budget that a native call leaves to CPython.
 RECURSION_MARGIN = 50
 #: A meminfo in ``(-VIEW_OF_ARGUMENT, 0)`` names an argument array (-(k + 1)); one below
-#: that, a view of argument k (lower/codegen._view_meminfo).
+#: that, a view of argument k (lower/access._view_meminfo).
 VIEW_OF_ARGUMENT = 1 << 32
 #: Set in a deopt's line when the failed guard belonged to a speculated op
 #: (opt/speculate.py); the rest is the line.

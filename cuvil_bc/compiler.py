@@ -51,7 +51,7 @@ class Specialization(Work):
     loops: bool = True  # whether its IR has loops (code that can run long: see the dispatcher)
     #: Its code's resume points by number (lower/points.py), for the dispatcher to register.
     resume_points: dict[int, "ResumeInfo"] = field(default_factory=dict)
-    words_entry: str | None = None  # what the C entry calls: see codegen.emit_words_entry
+    words_entry: str | None = None  # what the C entry calls: see entry.emit_words_entry
     llvm: str = ""
     _asm: str = ""
 
@@ -239,7 +239,8 @@ class Compiler:
     def lower(self, spec: Specialization, pending: list[Specialization]) -> tuple[Any, str, str | None]:
         """One LLVM module (llvmlite.ir) with the code of `pending` (`spec` and the
         callees not yet in the JIT) and `spec`'s entry points; the names of those."""
-        from .lower.codegen import FunctionLowering, emit_entry, emit_words_entry, lower_recursive, words_entry_supported
+        from .lower.codegen import FunctionLowering, lower_recursive
+        from .lower.entry import emit_entry, emit_words_entry, words_entry_supported
         from .lower.jit import get_jit
         from .lower.points import ResumeInfo
 

@@ -39,7 +39,7 @@ Python binds the arguments itself, so a missing, repeated or unknown argument ra
 CPython's own TypeError. Parameters with defaults take a sentinel, and are filled from
 defaults checked to be still the original function's: assigning its ``__defaults__``
 takes effect, as in CPython. The specialisations with a words entry
-(`codegen.words_entry_supported`: arguments and results it can unbox and box) are
+(`entry.words_entry_supported`: arguments and results it can unbox and box) are
 all in the C entry;
 every other call takes the generic path, which is also where compilation happens.
 """

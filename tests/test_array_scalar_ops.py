@@ -275,7 +275,7 @@ def f(a, k):
 
 
 def test_a_split_call_gets_the_result_type_of_its_case() -> None:
-    from cuvil_bc.lower.codegen import _narrow_call
+    from cuvil_bc.lower.calls import _narrow_call
     from cuvil_bc.typing.primitives import lookup
     from cuvil_bc.typing.types import FLOAT, INT, NP_F64, NP_I64, UnionType
 

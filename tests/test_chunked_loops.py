@@ -1,5 +1,5 @@
 """Innermost ``for ... in range()`` loops run in chunks of `CHUNK` iterations, testing
-for signals between chunks (codegen.Chunked). Every value must be CPython's whatever
+for signals between chunks (loops.Chunked). Every value must be CPython's whatever
 the trip count: exactly a chunk, one more or less, several chunks, a negative step, a
 break or a deoptimisation after the first chunk (a writer resumes at the header of a
 later chunk), and the loop's values after it (for-else, the last item)."""
@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from cuvil_bc.lower.codegen import CHUNK
+from cuvil_bc.lower.loops import CHUNK
 from cuvil_bc.testing import check, compile_source
 
 SUM = "def f(a, b, s):\n    t = 0\n    last = -1\n    for i in range(a, b, s):\n        t += i * 3 - (i % 7)\n        last = i\n    return t, last\n"

@@ -1,4 +1,4 @@
-"""Math errors deferred in functions that only read (lower/codegen.defers_math_error).
+"""Math errors deferred in functions that only read (opt/finiteness.FloatTests.defers_math_error).
 
 Where a `math` call's value reaches only arithmetic, other math calls, tuples and the
 return, its domain and range test joins the deferred flag that every return tests,

@@ -588,7 +588,7 @@ def test_while_int_float_mix() -> None:
 
 def test_loops_with_several_back_edges() -> None:
     # Each path through the body changes different loop-carried values; the lowering
-    # merges the back edges in one latch block per loop (codegen.plan_latches).
+    # merges the back edges in one latch block per loop (loops.LoopControl).
     d = build(
         """
 def f(n, k):

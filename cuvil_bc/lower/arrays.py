@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, FLOAT, INT, ITEMSIZE, NP_I64, ArrayType, NpScalar, Type, base
+from ..typing.types import FLOAT, ITEMSIZE, NP_I64, ArrayType, base
 from .emitter import Emitter, Typed
-from .ltypes import F64, I1, I32, I64, llvm_type, meminfo_index
+from .ltypes import F64, I32, I64, llvm_type, meminfo_index
 
 F32 = ir.FloatType()
 

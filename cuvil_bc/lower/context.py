@@ -2,8 +2,8 @@
 the function they are in: the small interface `LoopLowering`, which
 `codegen.FunctionLowering` provides. They emit a second copy of a loop body around the
 ordinary one, so they need to lower ops, read and rebind the LLVM values of IR
-values, and add incoming edges to the loop header's phis; nothing else of the
-function's lowering.
+values, add incoming edges to the loop header's phis and address array elements
+(`access.ArrayAccess`); nothing else of the function's lowering.
 """
 
 from __future__ import annotations
@@ -14,12 +14,16 @@ from llvmlite import ir
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
+from .access import ArrayAccess
 from .emitter import Emitter, Typed
 
 
 class LoopLowering(Protocol):
     em: Emitter
     fn: Function
+    #: The function's array accesses: element addresses, bounds tests on entry to a
+    #: block (`early_bounds_guards`), and which indices need no test (`index_checked`).
+    access: ArrayAccess
 
     def get(self, v: O.Value) -> Typed:
         """The LLVM value of `v` where the builder is, with its type."""
@@ -52,19 +56,6 @@ class LoopLowering(Protocol):
 
     def add_incoming(self, phi: ir.PhiInstr, value: ir.Value, block: ir.Block) -> None:
         """An extra edge into a header phi (added once the whole function is lowered)."""
-        ...
-
-    def early_bounds_guards(self, body: BasicBlock) -> None:
-        """The loop-invariant bounds tests of `body`'s accesses, at the builder."""
-        ...
-
-    def index_checked(self, op: O.Subscript | O.StoreItem, k: int) -> bool:
-        """Whether index `k` of the access `op` is proven in bounds or was tested by
-        `early_bounds_guards`."""
-        ...
-
-    def element_pointer(self, array: Typed, index: Typed, op: O.Subscript | O.StoreItem) -> ir.Value:
-        """The address of the element `op` accesses (bounds tested as planned)."""
         ...
 
     def users(self, v: O.Value) -> list[O.Op]:

@@ -61,7 +61,7 @@ class Emitter:
         self.float_error_check = "precise"  # for math functions (opt/finiteness.FloatTests.op_tests)
         #: A function that writes to memory deopts by resuming the interpreter (see
         #: cuvil_bc/resume.py) at `resume`, the last resume point lowered (a
-        #: `codegen.ResumeState`); one that only reads re-runs the call.
+        #: `deopt.ResumeState`); one that only reads re-runs the call.
         self.precise = False
         self.resume: object = None
         self.warned: ir.Value | None = None  # the deferred-warning flag (warn_if)
@@ -231,6 +231,30 @@ class Emitter:
         bits = b.bitcast(b.fsub(x, x), I64)
         b.store(b.or_(b.load(self.unfinite), bits), self.unfinite)
 
+    def warn_if_any_not_finite(self, values: list[Typed]) -> None:
+        """`warn_if` any of these float values (or float members of unions) is an
+        infinity or NaN. Plain floats are tested together: their sum is non-finite
+        when one of them is (an infinity or NaN survives the addition; two finite
+        values whose sum overflows only cost a re-run)."""
+        plain = []
+        for val, t in values:
+            if base(t) == FLOAT:
+                plain.append(val)
+                continue
+
+            def test(vs: list[Typed]) -> Typed:
+                x, xt = vs[0]
+                if base(xt) == FLOAT:
+                    return not_finite(self, x), BOOL
+                return ir.Constant(I1, 0), BOOL
+
+            self.warn_if(self.split([(val, t)], BOOL, test))
+        if plain:
+            total = plain[0]
+            for val in plain[1:]:
+                total = self.builder.fadd(total, val)
+            self.warn_if_not_finite(total)
+
     def prepare_warnings(self) -> None:
         """Create the deferred-warning flag (before any block is lowered, so that every
         return tests it, whatever order the blocks are lowered in)."""
@@ -326,7 +350,7 @@ class Emitter:
             out = self.builder.insert_value(out, ir.Constant(I8, k), 0)
             for j, opt in enumerate(dst.options):
                 # A Python int (float) and its NumPy twin hold the same value the same
-                # way: both members carry it, whatever the tag, and `codegen.weak_twins`
+                # way: both members carry it, whatever the tag, and `aggregates.weak_twins`
                 # reads the NumPy one without testing the tag. (Every union value is
                 # built here, or is a phi of values built here.)
                 if j == k or WEAK_TWIN.get(opt) == src or WEAK_TWIN.get(src) == opt:
@@ -419,7 +443,7 @@ def nan_sign_folded(x: float) -> bool:
 _FLOAT_REGISTER = {"x86_64": "x", "amd64": "x", "aarch64": "w", "arm64": "w"}.get(platform.machine().lower())
 
 #: The NumPy scalars whose ops take a Python scalar (their weak twin) as their own
-#: type, and which hold its value the same way (see `coerce`, `codegen.weak_twins`).
+#: type, and which hold its value the same way (see `coerce`, `aggregates.weak_twins`).
 WEAK_TWIN: dict[Type, Type] = {NP_I64: INT, NP_F64: FLOAT}
 
 __all__ = ["Emitter", "Typed", "DEOPT", "options"]

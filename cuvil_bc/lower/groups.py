@@ -14,7 +14,7 @@ A body qualifies (`vector_plan`) when it is one block of:
 
 * float64 element reads ``a[..., item + c]`` of unit-stride float64 arrays, every
   index proven in bounds (`opt/bounds.py`) or tested before the loop
-  (`FunctionLowering.early_bounds_guards`), every index but the last loop-invariant;
+  (`access.ArrayAccess.early_bounds_guards`), every index but the last loop-invariant;
 * float ``+ - *`` (Python floats or np.float64) of those, loop-invariant floats and
   numeric constants;
 * index arithmetic: ``item + c``, and ``+ -`` of loop-invariant ints (``i - 1``);
@@ -49,7 +49,7 @@ WIDTH = 8
 def bounds_ready(lw: LoopLowering, plan: VectorPlan) -> bool:
     """Whether every index of every access is proven in bounds or was tested before
     the loop: a vector access must never need a per-element test."""
-    return all(lw.index_checked(op, k) for op in plan.loads + (plan.store,) for k in range(len(indices(op))))
+    return all(lw.access.index_checked(op, k) for op in plan.loads + (plan.store,) for k in range(len(indices(op))))
 
 
 def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: ir.Value, failed: ir.Value) -> None:
@@ -69,7 +69,7 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
     b.store(ir.Constant(I1, 0), log.flag)
     em.strip = log
     try:
-        lw.early_bounds_guards(body)  # loop-invariant: the indices then need no test
+        lw.access.early_bounds_guards(body)  # loop-invariant: the indices then need no test
     finally:
         em.strip = None
     if not bounds_ready(lw, plan):
@@ -105,7 +105,7 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
         return b.shuffle_vector(one, ir.Constant(vec_t, ir.Undefined), ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
 
     def address(op: O.Subscript | O.StoreItem) -> ir.Value:
-        ptr = lw.element_pointer(lw.get(op.obj), lw.get(op.index), op)  # lane 0's element
+        ptr = lw.access.element_pointer(lw.get(op.obj), lw.get(op.index), op)  # lane 0's element
         return b.bitcast(ptr, vec_t.as_pointer())
 
     tested: list[ir.Value] = []

@@ -93,7 +93,7 @@ class JIT:
 #: * ``-enable-mem-access-versioning=false``: for an access whose stride is only known
 #:   at run time (``pts[j, 0]``, a row stride), the vectorizer otherwise keeps the
 #:   vector loop behind a test that the stride is 1. Element addresses here are byte
-#:   offsets (`codegen.element_pointer`), so that test means one *byte* and never holds
+#:   offsets (`access.ArrayAccess.element_pointer`), so that test means one *byte* and never holds
 #:   for a wider element: the vector loop was dead code, where without the test LLVM
 #:   uses gathers (pairwise distances with vector square roots: ~0.65x the time).
 _TUNED = llvm.get_process_triple().startswith("x86_64")

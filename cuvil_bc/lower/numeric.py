@@ -7,8 +7,13 @@ path, so CPython computes the call instead.
 
 from __future__ import annotations
 
+from typing import Callable
+
 from llvmlite import ir
 
+from ..ir import ops as O
+from ..ir.function import BasicBlock
+from ..typing.infer import value_type
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from . import complexes
 from .emitter import Emitter, Typed, is_finite, known_int, not_finite
@@ -140,7 +145,7 @@ def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
         lo, hi = -(-imax // c), min(imin // c, imax)
     b = em.builder
     # x outside [lo, hi], as two signed compares: LLVM hoists those out of a loop whose
-    # start it does not know (a chunked range loop, codegen.Chunked), and not the one
+    # start it does not know (a chunked range loop, loops.Chunked), and not the one
     # unsigned compare (x - lo) >u (hi - lo).
     em.deopt_if(b.icmp_signed("<", x, em.i64(lo)))
     em.deopt_if(b.icmp_signed(">", x, em.i64(hi)))
@@ -219,6 +224,42 @@ def int_mod_is_zero(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     """``x % y == 0`` for ints: y divides x exactly when the truncated remainder is 0, so
     the floor adjustment of `%` is not needed (the `%` op itself already guarded y)."""
     return em.builder.icmp_signed("==", em.builder.srem(x, safe_divisor(em, x, y, quotient=False)), em.i64(0))
+
+
+def divisibility_test(em: Emitter, op: O.Compare, get: Callable[[O.Value], Typed]) -> ir.Value | None:
+    """``a % b == 0`` (or ``!=``) on ints, lowered without the floor adjustment; None
+    for any other comparison."""
+    if op.op not in ("==", "!="):
+        return None
+    for mod, zero in ((op.lhs, op.rhs), (op.rhs, op.lhs)):
+        if (
+            isinstance(mod, O.BinOp) and mod.op == "%" and mod.type == INT
+            and value_type(mod.lhs) in (INT, BOOL) and value_type(mod.rhs) in (INT, BOOL)
+            and isinstance(zero, O.Const) and type(zero.value) is int and zero.value == 0
+        ):
+            x, y = (em.as_int(get(v)) for v in (mod.lhs, mod.rhs))
+            is_zero = int_mod_is_zero(em, x, y)
+            return is_zero if op.op == "==" else em.builder.not_(is_zero)
+    return None
+
+
+def early_divisor_guards(em: Emitter, block: BasicBlock, get: Callable[[O.Value], Typed], firstlineno: int) -> None:
+    """Test the block's int divisors for zero on entry to the block rather than at the
+    division. A deoptimisation re-runs the whole call in CPython, so deopting a few
+    ops early changes nothing observable (the block runs to the division or fails
+    first), and a divisor defined before a loop then yields a test at the top of the
+    loop body, which LLVM moves out of the loop."""
+    for op in block.ops:
+        if not (isinstance(op, O.BinOp) and op.op in ("//", "%") and op.type == INT):
+            continue
+        y = op.rhs
+        if value_type(op.lhs) != INT or value_type(y) != INT or isinstance(y, O.Const):
+            continue
+        if isinstance(y, O.Op) and y.block is block:
+            continue
+        em.line = op.line or firstlineno
+        em.speculative = False
+        em.deopt_if(em.builder.icmp_signed("==", get(y)[0], em.i64(0)))
 
 
 def int_truediv(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:

@@ -97,7 +97,7 @@ def emit_strips(lw: LoopLowering, header: BasicBlock, plan: StripPlan) -> None:
     # running at all (the ordinary loop deopts on it).
     em.strip = log
     try:
-        lw.early_bounds_guards(body)
+        lw.access.early_bounds_guards(body)
         if plan.buffered:
             log.fail_if(overlap(lw, plan))
     finally:

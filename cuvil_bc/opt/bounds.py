@@ -14,7 +14,7 @@ An int value gets a lower bound (a constant) and an exclusive upper bound of the
 * ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``;
 * ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first);
 * a constant ``c``: ``[c, c + 1)`` (``pts[j, 1]``: one test of ``2 <= extent`` before
-  a loop covers it, `codegen.early_bounds_guards`).
+  a loop covers it, `access.ArrayAccess.early_bounds_guards`).
 
 ``i - 1`` for such a loop item ``i`` is ``[-1, extent)``: NumPy's wrap of -1 brings it
 in bounds (`in_bounds_after_wrap`).

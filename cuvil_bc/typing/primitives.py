@@ -64,7 +64,7 @@ class Primitive:
     in_strips: bool = False
     #: Its only error test is the one of a NaN or infinity from finite arguments
     #: (numeric.deopt_on_float_error), which a function that only reads may defer
-    #: (`FunctionLowering.defers_math_error`). Every `LIBM` row's is.
+    #: (`opt/finiteness.FloatTests.defers_math_error`). Every `LIBM` row's is.
     defers_errors: bool = False
     #: A call has no side effects and gives equal results for equal arguments, so
     #: constant folding may make it (not so for a new array).

@@ -1,0 +1,185 @@
+"""Array access: element addresses with the bounds tests the plan asks for
+(`opt/bounds.BoundsPlan`), element loads and stores, views and attributes.
+
+An index out of bounds deoptimises: CPython then raises NumPy's IndexError. Indices
+the plan proves in bounds are used as they are; those it can test once on entry to
+their block (`early_bounds_guards`) are tested there instead of at the access.
+"""
+
+from __future__ import annotations
+
+from llvmlite import ir
+
+from ..abi import VIEW_OF_ARGUMENT
+from ..ir import ops as O
+from ..ir.function import BasicBlock
+from ..opt.bounds import BoundsPlan, in_bounds_after_wrap
+from ..typing.types import INT, ITEMSIZE, NONE, ArrayType, TupleType, Type
+from . import arrays, refcount
+from .emitter import Emitter, Typed
+from .ltypes import I8, I64, llvm_type, meminfo_index
+from .refcount import Getter
+
+Access = O.Subscript | O.StoreItem
+
+
+class ArrayAccess:
+    """The array accesses of one function, lowered as `bounds` plans them."""
+
+    def __init__(self, em: Emitter, get: Getter, bounds: BoundsPlan, firstlineno: int) -> None:
+        self.em = em
+        self.get = get
+        self.bounds = bounds
+        self.firstlineno = firstlineno
+        self.prechecked: set[tuple[O.Op, int]] = set()  # (access, dimension): see early_bounds_guards
+
+    def index_checked(self, op: Access, k: int) -> bool:
+        """Whether index `k` of `op` is proven in bounds or was tested by
+        `early_bounds_guards`."""
+        return (op, k) in self.bounds.proven or (op, k) in self.prechecked
+
+    def early_bounds_guards(self, block: BasicBlock) -> None:
+        """Bounds-check, on entry to the block, the array indices that lie in
+        ``[lo, upper)`` with ``lo >= 0`` (a loop over *another* array's extent, or a
+        constant one: see `opt/bounds.py`): the test ``upper > extent`` is
+        loop-invariant, so LLVM moves it out of the loop, where the per-index test
+        would stay in it. It is conservative: it fails when the loop *could* step out
+        of bounds, maybe before it does, or on a path that skips the access. A
+        deoptimisation allows that: the interpreter then does exactly what CPython
+        does (re-running a call that only reads, or resuming one that writes at the
+        block's resume point, before anything in the block has run)."""
+        em, b = self.em, self.em.builder
+        for op, k, (arr, dim, off) in self.bounds.entry_tests.get(block, []):
+            upper = em.i64(off) if arr is None else b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
+            extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
+            em.line = op.line or self.firstlineno
+            em.speculative = False
+            em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds")
+            self.prechecked.add((op, k))
+
+    def element_pointer(self, array: Typed, index: Typed, op: Access, dims: int | None = None) -> ir.Value:
+        """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the
+        end; an index out of bounds deopts, unless the plan proved it in bounds or it
+        was tested on entry to the block. With `dims`, only the first `dims` indices
+        are real (the first element of a view)."""
+        em, b = self.em, self.em.builder
+        val, t = array
+        assert isinstance(t, ArrayType)
+        if isinstance(index[1], TupleType):
+            indices = [b.extract_value(index[0], k) for k in range(t.ndim)]
+            sources = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [None] * t.ndim
+        else:
+            indices = [index[0]]
+            sources = [op.index]
+        offset = em.i64(0)
+        if dims is not None:
+            if not isinstance(op.index, O.BuildTuple):
+                sources = [op.index]  # m[i]: the one index
+            indices, sources = indices[:dims], sources[:dims]
+        bad: ir.Value | None = None  # in a strip: the index failed its bounds test
+        wraps = False  # a negative index may wrap: the address may jump
+        for k, (i, source) in enumerate(zip(indices, sources)):
+            extent = b.extract_value(val, 1 + k)
+            proven = source is not None and (op, k) in self.bounds.proven
+            if not proven and (op, k) not in self.prechecked:
+                wraps = True
+                i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
+                if source is None or not in_bounds_after_wrap(source, op.obj, k):
+                    outside = b.icmp_unsigned(">=", i, extent)  # also catches a still-negative i
+                    em.deopt_if(outside)
+                    bad = outside if bad is None else b.or_(bad, outside)
+            if k == t.ndim - 1 and t.unit_stride:
+                stride = em.i64(ITEMSIZE[t.dtype])
+            else:
+                stride = b.extract_value(val, 1 + t.ndim + k)
+            offset = b.add(offset, b.mul(i, stride))
+        # A pointer plus an offset (not integer arithmetic cast to a pointer), so that
+        # LLVM's alias analysis and scalar evolution see the access pattern.
+        ptr = b.gep(b.inttoptr(b.extract_value(val, 0), ir.IntType(8).as_pointer()), [offset], inbounds=True)
+        if bad is not None and em.strip is not None:
+            ptr = em.strip.safe(ptr, bad)  # the access must not happen: the flag is set
+        if wraps and em.strip is not None:
+            em.strip.irregular.add(id(ptr))  # type: ignore[attr-defined]
+        return ptr
+
+    def item(self, array: Typed, index: Typed, op: O.Subscript) -> ir.Value:
+        """``a[i]``: the element."""
+        return arrays.load_element(self.em, self.element_pointer(array, index, op), array[1].dtype)  # type: ignore[attr-defined]
+
+    def store(self, array: Typed, index: Typed, value: Typed, op: O.StoreItem) -> None:
+        """``a[i] = value``, converted to the array's dtype as NumPy converts it
+        (`arrays.store_element`)."""
+        em = self.em
+        t = array[1]
+        assert isinstance(t, ArrayType)
+        ptr = self.element_pointer(array, index, op)
+        if em.strip is not None:
+            ptr = em.strip.log(ptr, t.dtype, op)
+
+        def store(vs: list[Typed]) -> Typed:
+            arrays.store_element(em, ptr, t.dtype, vs[0])  # type: ignore[union-attr]
+            return ir.Constant(I8, 0), NONE
+
+        em.split([value], NONE, store)  # a union value: per member
+
+    def view(self, array: Typed, index: Typed, op: O.Subscript, t: ArrayType) -> ir.Value:
+        """``m[i]`` (``m[i, j]`` of a 3-D array, ...): a view of the remaining
+        dimensions, holding its own reference to the memory (see refcount.py)."""
+        b = self.em.builder
+        val, src = array
+        assert isinstance(src, ArrayType)
+        # The address of the first element of the view, with the same bounds checks as
+        # an element: index as if the missing trailing indices were 0.
+        count = src.ndim - t.ndim
+        items = [b.extract_value(index[0], k) for k in range(count)] if isinstance(index[1], TupleType) else [index[0]]
+        full_t = TupleType((INT,) * src.ndim)
+        full = ir.Constant(llvm_type(full_t), ir.Undefined)
+        for k in range(src.ndim):
+            full = b.insert_value(full, items[k] if k < count else self.em.i64(0), k)
+        first = self.element_pointer(array, (full, full_t), op, dims=count)
+        out = ir.Constant(llvm_type(t), ir.Undefined)
+        out = b.insert_value(out, b.ptrtoint(first, I64), 0)
+        for k in range(t.ndim):
+            out = b.insert_value(out, b.extract_value(val, 1 + count + k), 1 + k)
+            out = b.insert_value(out, b.extract_value(val, 1 + src.ndim + count + k), 1 + t.ndim + k)
+        out = b.insert_value(out, _view_meminfo(b, b.extract_value(val, meminfo_index(src.ndim))), meminfo_index(t.ndim))
+        refcount.incref(b, out, t)
+        return out
+
+    def attribute(self, array: Typed, name: str) -> ir.Value:
+        """``a.shape``, ``a.ndim``, ``a.size``, ``a.T`` (a view) and ``a.dtype``."""
+        em, b = self.em, self.em.builder
+        val, t = array
+        assert isinstance(t, ArrayType)
+        if name == "dtype":
+            return ir.Constant(I8, 0)  # a compile-time object
+        if name == "T":  # the axes reversed; holds its own reference (see refcount.py)
+            out = ir.Constant(llvm_type(t), ir.Undefined)
+            out = b.insert_value(out, b.extract_value(val, 0), 0)
+            for k in range(t.ndim):
+                out = b.insert_value(out, b.extract_value(val, t.ndim - k), 1 + k)
+                out = b.insert_value(out, b.extract_value(val, 2 * t.ndim - k), 1 + t.ndim + k)
+            out = b.insert_value(out, _view_meminfo(b, b.extract_value(val, meminfo_index(t.ndim))), meminfo_index(t.ndim))
+            refcount.incref(b, out, t)
+            return out
+        extents = [b.extract_value(val, 1 + k) for k in range(t.ndim)]
+        if name == "ndim":
+            return em.i64(t.ndim)
+        if name == "size":
+            size = em.i64(1)
+            for e in extents:
+                size = b.mul(size, e)  # cannot overflow: the array exists
+            return size
+        assert name == "shape", name
+        shape_t: Type = TupleType((INT,) * t.ndim)
+        out = ir.Constant(llvm_type(shape_t), ir.Undefined)
+        for k, e in enumerate(extents):
+            out = b.insert_value(out, e, k)
+        return out
+
+
+def _view_meminfo(b: ir.IRBuilder, meminfo: ir.Value) -> ir.Value:
+    """A view shares its base's memory: the same meminfo, but marked as a view when the
+    base is an argument."""
+    argument = b.and_(b.icmp_signed("<", meminfo, ir.Constant(I64, 0)), b.icmp_signed(">", meminfo, ir.Constant(I64, -VIEW_OF_ARGUMENT)))
+    return b.select(argument, b.sub(meminfo, ir.Constant(I64, VIEW_OF_ARGUMENT)), meminfo)
