@@ -92,7 +92,8 @@ class Emitter:
     def libm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         """Call the C library's `name`, the function CPython itself calls. `nobuiltin`
         keeps LLVM from replacing it by what it believes is equivalent (pow(x, 2.0)
-        becomes x * x, which differs from glibc's pow in the last bit)."""
+        becomes x * x, which differs from glibc's pow in the last bit: powers.py
+        computes such powers as pow does)."""
         fn = self.declare(name, ret, [a.type for a in args])
         if "nobuiltin" not in fn.attributes:
             fn.attributes.add("nobuiltin")

@@ -18,6 +18,7 @@ from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP
 from . import complexes
 from .emitter import Emitter, Typed, is_finite, known_int, not_finite
 from .ltypes import F64, I1, I64
+from .powers import c_pow
 
 INT64_MIN = -(2**63)
 TWO53 = 2**53
@@ -513,7 +514,7 @@ def numpy_power(em: Emitter, a: Typed, c: Typed, result: NpScalar) -> Typed:
     b = em.builder
     if result.base == FLOAT:
         x, y = em.as_float(_plain(a)), em.as_float(_plain(c))
-        r = em.libm("pow", F64, [x, y])
+        r = c_pow(em, x, y)
         deopt_on_float_error(em, r, [x, y])
         return r, result
     _weak_ints_fit(em, (a, c), result.name)
@@ -608,7 +609,7 @@ def cpython_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     may return another NaN (glibc's pow(-nan, 3.0) is +nan). ``nan ** 0`` and
     ``1 ** nan`` are 1.0, as C's pow gives too."""
     b = em.builder
-    r = em.libm("pow", F64, [x, y])
+    r = c_pow(em, x, y)
     r = b.select(b.and_(b.fcmp_unordered("uno", y, y), b.fcmp_unordered("une", x, em.f64(1.0))), y, r)
     return b.select(b.and_(b.fcmp_unordered("uno", x, x), b.fcmp_unordered("une", y, em.f64(0.0))), x, r)
 
