@@ -228,3 +228,42 @@ def test_hypot_of_many_coordinates_in_a_loop() -> None:
         for n in (0, 1, 5):
             check(d, xs, n)
     assert_native(d)
+
+
+@pytest.mark.parametrize("name", ["erf", "erfc"])
+def test_erf_is_the_c_library_function_called_without_the_gil(name: str) -> None:
+    """CPython's math.erf and erfc are the C library's (this build's): native code
+    calls them directly, not through the runtime's callback, which takes the GIL."""
+    from cuvil_bc.lower.builtins import libm_agrees
+
+    if not libm_agrees(name):
+        pytest.skip(f"this CPython computes math.{name} with its own code")
+    d = build(
+        "def f(a):\n"
+        "    s = 0.0\n"
+        "    for i in range(a.shape[0]):\n"
+        f"        s += math.{name}(a[i])\n"
+        "    return s\n"
+    )
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    a = np.concatenate([rng.uniform(-7.0, 7.0, 2000), rng.standard_normal(2000) * 1e-5, np.array([0.0, -0.0, 30.0, -30.0, 1e-310])])
+    check(d, a)
+    assert_native(d)
+    text = d.inspect_llvm()
+    assert f"@{name}(" in text and "cb_math_call" not in text
+
+
+def test_libm_agrees_catches_another_function(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The probe tells apart functions that differ in one bit on a few inputs, as
+    CPython's own erf series would from the C library's."""
+    from cuvil_bc.lower.builtins import libm_agrees
+
+    probe = libm_agrees.__wrapped__  # (uncached)
+    real = math.erf
+    if not probe("erf"):
+        pytest.skip("this CPython computes math.erf with its own code")
+    monkeypatch.setattr(math, "erf", lambda x: math.nextafter(real(x), math.inf) if 0.3 < x < 0.4 else real(x))
+    assert not probe("erf")
+    assert not probe("no_such_function")

@@ -4,6 +4,7 @@ takes concrete argument types (unions are already split)."""
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import Callable
 
@@ -209,6 +210,42 @@ def _libm(name: str) -> Lowering:
     return lower
 
 
+@functools.cache
+def libm_agrees(name: str) -> bool:
+    """Whether ``math.<name>`` is the C library's `name` (one float argument): the
+    same bits on every sample point, from tiny to huge, both signs, NaN and the
+    infinities. CPython computes ``math.erf`` and ``erfc`` with the C library's where
+    its build found one; its own series (another build) differ in the last bit on
+    about half of these points, so a build that uses them is caught."""
+    import ctypes
+    import random
+    import struct
+
+    import ctypes.util
+
+    c_function = getattr(ctypes.CDLL(None), name, None)
+    if c_function is None:
+        path = ctypes.util.find_library("m")
+        c_function = getattr(ctypes.CDLL(path), name, None) if path else None
+    if c_function is None:
+        return False
+    c_function.restype, c_function.argtypes = ctypes.c_double, [ctypes.c_double]
+    py_function = getattr(math, name, None)
+    if py_function is None:
+        return False
+    rng = random.Random(20261204)
+    points = [0.0, -0.0, math.inf, -math.inf, math.nan, 5e-324, 1e-300, 0.5, 1.0, 2.0, 6.0, 27.0, 1e300]
+    points += [rng.uniform(-8.0, 8.0) for _ in range(400)] + [rng.uniform(-1.0, 1.0) * 10.0 ** rng.uniform(-20.0, 3.0) for _ in range(200)]
+    for x in points + [-p for p in points]:
+        try:
+            expected = py_function(x)
+        except (ValueError, OverflowError):
+            return False  # (not a function this probe knows)
+        if struct.pack("<d", expected) != struct.pack("<d", c_function(x)):
+            return False
+    return True
+
+
 #: The NaN that CPython's math functions return of their own (Py_NAN).
 _CPYTHON_NAN = math.atan2(math.nan, 0.0)
 
@@ -319,6 +356,9 @@ def lowering_of(row: Primitive) -> Lowering:
     if row.lowering == LIBM:
         return _libm(row.name.removeprefix("math."))
     if row.lowering == CPYTHON:
+        name = row.name.removeprefix("math.")
+        if row.libm_if_same and libm_agrees(name):
+            return _libm(name)
         return _via_cpython(row)
     assert row.lowering == OWN
     return _OWN[row.name]

@@ -69,6 +69,10 @@ class Primitive:
     #: A call has no side effects and gives equal results for equal arguments, so
     #: constant folding may make it (not so for a new array).
     pure: bool = True
+    #: A `CPYTHON` row whose function CPython computes with the C library's function
+    #: of the same name where the build has one (``math.erf``): lowered as a `LIBM`
+    #: row, without the GIL, when the two agree (`lower/builtins.libm_agrees`).
+    libm_if_same: bool = False
 
     def takes(self, n: int) -> bool:
         return self.min_args <= n and (self.max_args is None or n <= self.max_args)
@@ -231,8 +235,8 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _math("pow", 2, lowering=LIBM),
     _math("gamma", lowering=CPYTHON),
     _math("lgamma", lowering=CPYTHON),
-    _math("erf", lowering=CPYTHON),
-    _math("erfc", lowering=CPYTHON),
+    _math("erf", lowering=CPYTHON, libm_if_same=True),
+    _math("erfc", lowering=CPYTHON, libm_if_same=True),
     _math("hypot", (0, None), lowering=CPYTHON),
     _math("remainder", 2, lowering=CPYTHON),
 )
