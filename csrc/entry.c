@@ -6,6 +6,7 @@
  * Each signature is two programs of slots in preorder, one for the arguments and one
  * for the result, in the boundary layout of cuvil_bc/lower/ltypes.py:
  *   'i' int: one word (an int beyond int64 makes the call fall back)
+ *   'w' (results only) an int in [0, 2**64): one word, its bits read as unsigned
  *   'b' bool: one word, 0 or 1
  *   'd' float: one word
  *   'n' None: no word
@@ -362,6 +363,8 @@ static PyObject *box(const cb_slot *slots, int *at, const cb_word *w, int *n, cb
     }
     case 'i':
         return PyLong_FromLongLong(w[(*n)++].i);
+    case 'w':
+        return PyLong_FromUnsignedLongLong((unsigned long long)w[(*n)++].i);
     case 'b':
         return PyBool_FromLong(w[(*n)++].i != 0);
     case 'd':
@@ -679,7 +682,7 @@ static int read_slot(PyObject *item, cb_slot *s, PyObject *keep, int result) {
     PyObject *type, *dtype;
     if (!PyArg_ParseTuple(item, "siOOiin", &kind, &s->count, &type, &dtype, &s->writeable, &s->unit, &s->itemsize))
         return -1;
-    const char *kinds = result ? "ibdncFIBtuA" : "ibdncFIBtA";
+    const char *kinds = result ? "iwbdncFIBtuA" : "ibdncFIBtA";
     if (strlen(kind) != 1 || !strchr(kinds, kind[0]) || !PyType_Check(type) || s->count < 0 || (kind[0] == 'A' && (s->count < 1 || s->count > 32))) {
         PyErr_SetString(PyExc_ValueError, "a slot that the C entry does not know");
         return -1;

@@ -169,6 +169,11 @@ class ExprGen:
             limit = max(LOOP_LIMIT, e.leaf_bits + LOOP_GROWTH) if self.loop_depth else TOP_LIMIT
         if e.t.bits <= limit:
             return e
+        if e.t.intlike and self.chance(0.3):
+            # a mask, as hashes and random number generators keep state: what it
+            # gives may reach 2**64 - 1, and what it masks wraps (opt/wrapping.py)
+            k = self.rng.choice((64, 64, 63, 32, 16))
+            return E(f"(({e.src}) & {hex((1 << k) - 1)})", Sc(frozenset({I}), k), 0)
         m = self.rng.choice(MODULI)
         if m > 2**63 and self.chance(0.95):
             m = 2**63 - 1  # (a constant beyond int64 makes the whole function run interpreted)

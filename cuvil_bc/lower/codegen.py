@@ -36,7 +36,7 @@ from .emitter import Emitter, Typed
 from .entry import declare_function
 from .loops import LoopControl, iter_field, range_iter
 from .ltypes import I1, I8, I32, const, llvm_type
-from .numeric import binop, compare, divisibility_test, early_divisor_guards, truth, unary
+from .numeric import binop, compare, divisibility_test, early_divisor_guards, truth, unary, wrapping_binop, wrapping_unary
 from .points import ResumeInfo
 from .refcount import Holdings
 
@@ -265,6 +265,8 @@ class FunctionLowering:
 
     def binary(self, op: O.BinOp, operands: list[Typed], t: Type) -> ir.Value:
         em, b = self.em, self.em.builder
+        if op in self.plans.wraps:  # only ever observed modulo 2**64 (opt/wrapping.py)
+            return em.split(operands, t, lambda vs: wrapping_binop(em, op.op, vs[0], vs[1]))
         ints = t == INT and all(ty == INT for _, ty in operands)
         if ints and (cannot_overflow(op) or counts_by_one(op)):
             # j + 1 for a loop item j; count + 1 for a counter
@@ -277,6 +279,8 @@ class FunctionLowering:
         return em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)))
 
     def unary(self, op: O.UnaryOp, operands: list[Typed], t: Type) -> ir.Value:
+        if op in self.plans.wraps:
+            return self.em.split(operands, t, lambda vs: wrapping_unary(self.em, op.op, vs[0]))
         return self.em.split(operands, t, lambda vs: unary(self.em, op.op, vs[0]))
 
     def compare(self, op: O.Compare, operands: list[Typed], t: Type) -> ir.Value:

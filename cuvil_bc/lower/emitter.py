@@ -22,7 +22,7 @@ from typing import Callable, Protocol
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, UINT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type
 from ..abi import SPECULATIVE_DEOPT as SPECULATIVE
 
@@ -320,6 +320,9 @@ class Emitter:
         t = base(t)
         if t == BOOL:
             return self.builder.zext(val, I64)
+        if t == UINT:  # as an int64: one of 2**63 or more deopts
+            self.deopt_if(self.builder.icmp_signed("<", val, self.i64(0)))
+            return val
         assert t == INT, t
         return val
 
@@ -328,8 +331,8 @@ class Emitter:
         t = base(t)
         if t == FLOAT:
             return val
-        if t == BOOL:
-            return self.builder.uitofp(val, F64)
+        if t in (BOOL, UINT):
+            return self.builder.uitofp(val, F64)  # (correctly rounded, as int.__float__)
         assert t == INT, t
         if known_int(val):  # (x /= -1: LLVM makes x * -1.0 an fneg)
             return self.float_constant(float(val.constant))  # type: ignore[attr-defined]

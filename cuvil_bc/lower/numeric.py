@@ -14,7 +14,7 @@ from llvmlite import ir
 from ..ir import ops as O
 from ..ir.function import BasicBlock
 from ..typing.infer import value_type
-from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from . import complexes
 from .emitter import Emitter, Typed, is_finite, known_int, not_finite
 from .ltypes import F64, I1, I64
@@ -38,7 +38,7 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
     b = em.builder
     if t == BOOL:
         return val
-    if t == INT:
+    if t in (INT, UINT):
         return b.icmp_signed("!=", val, em.i64(0))
     if t == FLOAT:
         return b.fcmp_unordered("!=", val, em.f64(0.0))  # NaN is true
@@ -68,6 +68,8 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
         if op == "-":
             return em.negate(v[0]), FLOAT
         return v[0], FLOAT
+    if v[1] == UINT and op == "+":
+        return v
     x = em.as_int(v)
     if op == "-":
         return em.checked("ssub", em.i64(0), x), INT
@@ -103,6 +105,8 @@ def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
         return _concat(em, a, c)
     if COMPLEX in (a[1], c[1]):
         return complexes.binop(em, op, a, c)
+    if UINT in (a[1], c[1]) and FLOAT not in (a[1], c[1]):
+        return uint_binop(em, op, a, c, result)
     if op in ("&", "|", "^") and a[1] == BOOL and c[1] == BOOL:
         fn = {"&": b.and_, "|": b.or_, "^": b.xor}[op]
         return fn(a[0], c[0]), BOOL
@@ -129,6 +133,68 @@ def _concat(em: Emitter, a: Typed, c: Typed) -> Typed:
             out = em.builder.insert_value(out, em.builder.extract_value(val, i), k)
             k += 1
     return out, t
+
+
+def bits(em: Emitter, v: Typed) -> ir.Value:
+    """An int, bool or uint's low 64 bits (an int's two's complement)."""
+    return em.builder.zext(v[0], I64) if v[1] == BOOL else v[0]
+
+
+def wrapping_binop(em: Emitter, op: str, a: Typed, c: Typed) -> Typed:
+    """An int op whose value is only observed modulo 2**64 (opt/wrapping.py): its low
+    64 bits, from the operands' (no overflow test: the bits above are never seen)."""
+    b = em.builder
+    x, y = bits(em, a), bits(em, c)
+    fn = {"+": b.add, "-": b.sub, "*": b.mul, "&": b.and_, "|": b.or_, "^": b.xor, "<<": b.shl}[op]
+    return fn(x, y), INT
+
+
+def wrapping_unary(em: Emitter, op: str, a: Typed) -> Typed:
+    b = em.builder
+    x = bits(em, a)
+    return (b.sub(em.i64(0), x) if op == "-" else b.xor(x, em.i64(-1))), INT
+
+
+def uint_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
+    """An operator with a uint operand, exact (`rules.uint_binop_type` types it): bit
+    operations on the 64 bits, unsigned shifts and divisions; a negative int operand
+    of ``|`` or ``^``, or of a division, and a uint beyond int64 in arithmetic,
+    deoptimise (CPython's int leaves the range)."""
+    b = em.builder
+    x, y = bits(em, a), bits(em, c)
+
+    def non_negative(v: Typed, w: ir.Value) -> None:
+        if v[1] == INT:
+            em.deopt_if(b.icmp_signed("<", w, em.i64(0)))
+
+    if op == "&":
+        return b.and_(x, y), UINT
+    if op in ("|", "^"):
+        non_negative(a, x)
+        non_negative(c, y)
+        return (b.or_ if op == "|" else b.xor)(x, y), UINT
+    if op == ">>":
+        if c[1] == UINT:  # an int shifted by a uint count (0 to 2**64 - 1)
+            xi = em.as_int(a)
+            big = b.icmp_unsigned(">", y, em.i64(63))  # nothing of an int64 is left
+            sign = b.select(b.icmp_signed("<", xi, em.i64(0)), em.i64(-1), em.i64(0))
+            return b.select(big, sign, b.ashr(xi, b.select(big, em.i64(0), y))), INT
+        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
+        big = b.icmp_unsigned(">", y, em.i64(63))
+        shifted = b.lshr(x, b.select(big, em.i64(0), y))
+        return b.select(big, em.i64(0), shifted), result
+    if op in ("//", "%"):
+        non_negative(a, x)
+        if c[1] == INT:  # (a negative divisor: CPython's floor rounds the other way)
+            em.deopt_if(b.icmp_signed("<=", y, em.i64(0)))
+        else:
+            em.deopt_if(b.icmp_signed("==", y, em.i64(0)))  # ZeroDivisionError
+        safe = b.select(b.icmp_signed("==", y, em.i64(0)), em.i64(1), y)
+        return (b.udiv(x, safe) if op == "//" else b.urem(x, safe)), result
+    if op == "/":
+        return int_truediv(em, em.as_int(a), em.as_int(c)), FLOAT
+    # + - * <<: CPython's int, which must fit int64 (the uint operand too)
+    return int_binop(em, op, em.as_int(a), em.as_int(c)), INT
 
 
 def mul_by_constant(em: Emitter, x: ir.Value, c: int) -> ir.Value:
@@ -659,4 +725,19 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         if op == "!=":
             return b.fcmp_unordered("!=", x, y)
         return b.fcmp_ordered(op, x, y)
+    if UINT in (ta, tc):
+        return _uint_compare(em, op, a, c)
     return b.icmp_signed(op, em.as_int(a), em.as_int(c))
+
+
+def _uint_compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
+    """A comparison with a uint, exact: a negative int is below every uint; otherwise
+    the bits compare unsigned."""
+    b = em.builder
+    x, y = bits(em, a), bits(em, c)
+    unsigned = b.icmp_unsigned(op, x, y)
+    for v, w, below in ((a, x, True), (c, y, False)):
+        if v[1] == INT:  # a negative int: `op` holds as it would for -1 against 0
+            known = ir.Constant(I1, int({"<": below, "<=": below, ">": not below, ">=": not below, "==": False, "!=": True}[op]))
+            unsigned = b.select(b.icmp_signed("<", w, em.i64(0)), known, unsigned)
+    return unsigned

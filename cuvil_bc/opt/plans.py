@@ -7,7 +7,9 @@ this package, and their text form (the golden tests' `plans` stage).
   vector groups, and how;
 - `ownership` (ownership.py): where each natively allocated array's reference is
   released, or None when the function allocates none;
-- `bounds` (bounds.py): where each index of each array access is tested.
+- `bounds` (bounds.py): where each index of each array access is tested;
+- `wraps` (wrapping.py): the int ops computed modulo 2**64, whose values are only
+  ever observed through a mask.
 
 Example of the text::
 
@@ -32,6 +34,7 @@ from .bounds import BoundsPlan
 from .finiteness import FloatTests
 from .ownership import Liveness, is_owned
 from .strip_plans import StripPlan, plan_strips
+from .wrapping import wrapping_ops
 
 
 @dataclass
@@ -40,13 +43,14 @@ class Plans:
     strips: dict[BasicBlock, StripPlan]
     ownership: Liveness | None
     bounds: BoundsPlan
+    wraps: set[O.Op]
 
 
 def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None) -> Plans:
     """The plans for the typed function `fn` (`uses`: its `fn.uses()`, if at hand)."""
     uses = fn.uses() if uses is None else uses
     owns = any(is_owned(op) for op in fn.ops())
-    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None, BoundsPlan(fn))
+    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None, BoundsPlan(fn), wrapping_ops(fn, uses))
 
 
 def format_plans(fn: Function, plans: Plans | None = None) -> str:
@@ -75,6 +79,8 @@ def format_plans(fn: Function, plans: Plans | None = None) -> str:
         out.append("; ".join(parts))
     out.append(_ownership(fn, plans.ownership, name, names))
     out.append(_bounds(fn, plans.bounds, name))
+    if plans.wraps:
+        out.append(f"modulo 2**64: {names(plans.wraps)}")
     return "\n".join(out)
 
 

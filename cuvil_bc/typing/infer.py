@@ -20,7 +20,7 @@ from . import rules
 from .creation import creation
 from .primitives import creator_name, lookup, result_type
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
     Type, base, holds_array, join, options, typeof, union_of,
 )
 
@@ -36,6 +36,8 @@ def const_type(value: object) -> Type:
         return ObjType(value)
     if creator_name(value) is not None:  # np.zeros_like & co. are dispatcher objects
         return ObjType(value)
+    if type(value) is int and INT64_MAX < value <= UINT64_MAX:  # type: ignore[operator]
+        return UINT  # (a mask: 0xFFFFFFFFFFFFFFFF; never an argument's type)
     return typeof(value)
 
 

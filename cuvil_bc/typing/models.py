@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Protocol, Union
 
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod,
     ArrayType, ExcType, NpScalar, ObjType, TupleType, Type, UnionType,
 )
 
@@ -168,6 +168,25 @@ class _Scalar(_Crossing):
 
     def leaf_values(self, value: object, t: Type) -> Any:
         return self.pytype(value)
+
+
+class _UnsignedModel(_Scalar):
+    """A `UINT`: its 64 bits in a word, read as unsigned. Only ever a result (no
+    argument has this type: a Python int argument is an `INT`), boxed by the C entry's
+    slot ``w``."""
+
+    def __init__(self) -> None:
+        super().__init__(WORD, "w", int, lambda w: int(w.i) & _MASK64, "(o[{k}].i & 0xFFFFFFFFFFFFFFFF)")
+
+    def unboxable(self, t: Type) -> bool:
+        return False
+
+    def leaf_values(self, value: object, t: Type) -> Any:
+        v = int(value)  # type: ignore[call-overload]
+        return v - (1 << 64) if v >> 63 else v  # (the bits, as the i64 constant LLVM reads)
+
+
+_MASK64 = (1 << 64) - 1
 
 
 class _NoneModel(_Crossing):
@@ -410,6 +429,7 @@ _NOTHING = Model()
 _BY_TYPE: dict[Type, Model] = {
     BOOL: _Scalar(BIT, "b", bool, lambda w: w.i != 0, "(o[{k}].i != 0)"),
     INT: _Scalar(WORD, "i", int, lambda w: int(w.i), "o[{k}].i"),
+    UINT: _UnsignedModel(),
     FLOAT: _Scalar(REAL, "d", float, lambda w: float(w.d), "o[{k}].d"),
     COMPLEX: ComplexModel(),
     NONE: _NoneModel(),

@@ -5,7 +5,7 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 #: The operators CPython's complex numbers have, and cuvil_bc compiles (``**`` does not).
@@ -16,6 +16,8 @@ INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
 def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
     if isinstance(a, NpScalar) or isinstance(b, NpScalar):
         return _numpy_binop_type(op, a, b)
+    if UINT in (a, b) and a in WIDE_INTEGRAL + (FLOAT,) and b in WIDE_INTEGRAL + (FLOAT,):
+        return uint_binop_type(op, a, b, rhs_const)
     if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
         if op in COMPLEX_OPS:
             return COMPLEX  # (an int or float operand is first made a complex)
@@ -42,6 +44,39 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
     if op == "+" and isinstance(a, TupleType) and isinstance(b, TupleType):
         return TupleType(a.items + b.items)
     raise Unsupported(f"'{op}' between {a} and {b}")
+
+
+#: The int types, with `UINT` (an int in [0, 2**64), what a mask gives).
+WIDE_INTEGRAL = (BOOL, INT, UINT)
+
+
+def uint_binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
+    """An operator with a `UINT` operand (the other a bool, an int, a uint or a float),
+    typed by the range of CPython's exact result: ``&`` of a uint lies in [0, the
+    uint]; ``|`` and ``^`` of two non-negative ints below 2**64 too (a negative int
+    operand deoptimises); ``>>`` by at least 1 is below 2**63; ``//`` of a uint is at
+    most the uint, ``%`` below the divisor. Arithmetic that can leave [0, 2**64) is an
+    int (its uint operands must then fit int64), unless only its low 64 bits are ever
+    observed (opt/wrapping.py)."""
+    if FLOAT in (a, b):
+        if op in ("+", "-", "*", "/"):
+            return FLOAT
+        raise Unsupported(f"'{op}' between {a} and {b}")
+    if op in ("&", "|", "^"):
+        return UINT
+    if op == ">>":
+        if a == UINT:
+            return INT if isinstance(rhs_const, int) and rhs_const >= 1 else UINT
+        return INT
+    if op in ("<<", "+", "-", "*"):
+        return INT
+    if op == "//":
+        return UINT if a == UINT else INT
+    if op == "%":
+        return UINT if a == UINT and b == UINT else INT
+    if op == "/":
+        return FLOAT
+    raise Unsupported(f"'{op}' with an int beyond int64")
 
 
 def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
@@ -132,6 +167,8 @@ def unary_type(op: str, a: Type) -> Type:
         raise Unsupported("'~' of a bool (deprecated; CPython warns)")
     if a in (BOOL, INT):
         return INT
+    if a == UINT:
+        return UINT if op == "+" else INT  # (-u and ~u fit int64 for u < 2**63; beyond, deopt)
     if a in (FLOAT, COMPLEX) and op in ("-", "+"):
         return a
     raise Unsupported(f"unary '{op}' of {a}")
@@ -157,6 +194,8 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
+    if UINT in (a, b) and a in WIDE_INTEGRAL and b in WIDE_INTEGRAL and op in ("<", "<=", ">", ">=", "==", "!="):
+        return BOOL
     if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
         if op in ("==", "!="):
             return BOOL
@@ -169,6 +208,6 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
 
 
 def truth_ok(a: Type) -> None:
-    if a in NUMERIC or a in (NONE, COMPLEX) or isinstance(a, (TupleType, NpScalar)):
+    if a in NUMERIC or a in (NONE, COMPLEX, UINT) or isinstance(a, (TupleType, NpScalar)):
         return
     raise Unsupported(f"truth value of {a}")

@@ -1,7 +1,7 @@
 """The types of cuvil_bc's typed IR.
 
-Scalars (`BOOL`, `INT` = int64 with overflow checks, `FLOAT` = IEEE double, `COMPLEX`
-= two of them, `NONE`),
+Scalars (`BOOL`, `INT` = int64 with overflow checks, `UINT` = an int in [0, 2**64),
+`FLOAT` = IEEE double, `COMPLEX` = two of them, `NONE`),
 tuples of types, and unions of those where CPython's value may have either type
 (``x = 0`` then ``x += 0.5`` in a loop). `ObjType` is a compile-time object (a module, a
 function) with no run-time representation. `UNDEF` marks a possibly unbound local and
@@ -17,6 +17,7 @@ from ..errors import Unsupported
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
+UINT64_MAX = 2**64 - 1
 MAX_UNION = 4
 
 
@@ -34,6 +35,9 @@ class Scalar(Type):
 
 BOOL = Scalar("bool")
 INT = Scalar("int")
+#: A Python int known to lie in [0, 2**64): its 64 bits, read as unsigned. What masking
+#: gives (``x & 0xFFFFFFFFFFFFFFFF``); a constant beyond int64 below 2**64 is one.
+UINT = Scalar("uint")
 FLOAT = Scalar("float")
 COMPLEX = Scalar("complex")
 NONE = Scalar("None")
@@ -332,7 +336,7 @@ def parse_signature(text: str) -> tuple[Type, ...]:
     return tuple(out)
 
 
-_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, FLOAT, COMPLEX, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
+_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, UINT, FLOAT, COMPLEX, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
 
 
 def parse_type(text: str) -> Type:
