@@ -492,3 +492,36 @@ def test_vectorized_sums_keep_cpythons_order() -> None:
     assert native_ran(STENCIL_SUM)
     if platform.machine() in ("x86_64", "AMD64"):
         assert "vaddsd" in STENCIL_SUM.inspect_asm() and "ymm" in STENCIL_SUM.inspect_asm(), "the loop should be vectorized"
+
+
+def test_an_index_its_branch_proves_is_not_tested_against_the_loop_bound() -> None:
+    """``if x + 1 < n: ... b[x + 1]`` for x in range(n), n = len(b): the branch proves
+    the index in bounds (its own ``x + 1``, computed again), so no test of the loop's
+    bound, n + 1 > len(b), is made on entry to the block; it failed on every call."""
+    from cuvil_bc.testing import compile_source
+
+    g = compile_source(
+        """
+        def f(b):
+            n = len(b)
+            s = 0.0
+            for x in range(n):
+                if x + 1 < n:
+                    s += b[x + 1]
+            return s
+        """
+    )
+    h = compile_source(
+        """
+        def f(a, b):
+            n = len(b)
+            for x in range(n):
+                if x + 1 < n and x - 1 >= 0:
+                    a[x] = b[x + 1] - b[x - 1]
+        """
+    )
+    for n in (0, 1, 2, 5, 100):
+        b = np.arange(n, dtype=np.float64)
+        check(g, b)
+        check(h, np.zeros(n), b)
+    assert g.stats["deopts"] == 0 and h.stats["deopts"] == 0

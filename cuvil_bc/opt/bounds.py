@@ -238,11 +238,13 @@ class BranchFacts:
 
     def in_bounds(self, block: object, index: O.Value, array: O.Value, dim: int) -> bool:
         """Whether the facts on entry to `block` put `index` in ``[0, array.shape[dim])``."""
-        low = high = False
+        found = index_bounds(index)
+        low = found is not None and found[0] >= 0  # (a loop item's own bound: ``x + 1``)
+        high = False
         for op, lhs, rhs in self.facts(block):
-            if rhs is index:  # normalise to "index op other"
+            if same_value(rhs, index):  # normalise to "index op other"
                 op, lhs, rhs = _SWAPPED[op], rhs, lhs
-            if lhs is not index:
+            if not same_value(lhs, index):
                 continue
             c = _const_int(rhs)
             if (op == ">=" and c is not None and c >= 0) or (op == ">" and c is not None and c >= -1):
@@ -252,6 +254,21 @@ class BranchFacts:
                 if (op == "<" and extent[2] <= 0) or (op == "<=" and extent[2] <= -1):
                     high = True
         return low and high
+
+
+def same_value(a: O.Value, b: O.Value) -> bool:
+    """Whether `a` and `b` are the same int: one value, equal int constants, or the
+    same ``+ - *`` of the same values (``x + 1`` computed in the test and again in the
+    index it guards)."""
+    if a is b:
+        return True
+    ca, cb = _const_int(a), _const_int(b)
+    if ca is not None or cb is not None:
+        return ca is not None and ca == cb
+    return (
+        isinstance(a, O.BinOp) and isinstance(b, O.BinOp) and a.op == b.op and a.op in ("+", "-", "*")
+        and same_value(a.lhs, b.lhs) and same_value(a.rhs, b.rhs)
+    )
 
 
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
@@ -277,8 +294,7 @@ class BoundsPlan:
     (in bounds by construction or by the branches taken: no test), at its block's
     entry (`entry_tests`: a loop-invariant ``upper > extent`` test, which LLVM moves
     out of the loop), or, by default, at the access itself (wrapping a negative index
-    first). An index the branches prove may still get an entry test (as before this
-    plan existed: dropping it would be correct, and is left for a change of its own)."""
+    first). An index the branches prove gets no test at all."""
 
     def __init__(self, fn: "Function") -> None:
         from ..typing.infer import value_type
@@ -299,7 +315,11 @@ class BoundsPlan:
                         self.proven.add((op, k))
                         continue
                     if self.branch_facts.in_bounds(block, index, op.obj, k):
-                        self.proven.add((op, k))  # (an entry test is still planned: see below)
+                        # No entry test either: the loop's bound may well exceed the
+                        # extent (``if x + 1 < n: b[x + 1]`` for x in range(n)), and a
+                        # test of it would fail on every call.
+                        self.proven.add((op, k))
+                        continue
                     upper = self._entry_bound(op, index, block)
                     if upper is not None:
                         self.entry_tests.setdefault(block, []).append((op, k, upper))
