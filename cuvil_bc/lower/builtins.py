@@ -221,12 +221,9 @@ def libm_agrees(name: str) -> bool:
     import random
     import struct
 
-    import ctypes.util
+    from .jit import c_function as find
 
-    c_function = getattr(ctypes.CDLL(None), name, None)
-    if c_function is None:
-        path = ctypes.util.find_library("m")
-        c_function = getattr(ctypes.CDLL(path), name, None) if path else None
+    c_function = find(name)
     if c_function is None:
         return False
     c_function.restype, c_function.argtypes = ctypes.c_double, [ctypes.c_double]

@@ -6,6 +6,7 @@ NumPy's array creators.
 from __future__ import annotations
 
 import types as pytypes
+from dataclasses import dataclass
 from typing import Protocol
 
 from llvmlite import ir
@@ -42,19 +43,19 @@ def calls_python_functions(fn: Function) -> bool:
     )
 
 
+@dataclass
 class CallLowering:
     """The calls of one function, lowered to `symbol`: its calls to itself go to
     `self_calls` instead when given (see `codegen.lower_recursive`). `depth` is the
     function's native call depth; with `precise` (it writes, or holds arrays) a
     failed callee deoptimises this function through its deopt path."""
 
-    def __init__(self, em: Emitter, resolver: CalleeResolver, symbol: str, self_calls: str | None, depth: ir.Value, precise: bool) -> None:
-        self.em = em
-        self.resolver = resolver
-        self.symbol = symbol
-        self.self_calls = self_calls
-        self.depth = depth
-        self.precise = precise
+    em: Emitter
+    resolver: CalleeResolver
+    symbol: str
+    self_calls: str | None
+    depth: ir.Value
+    precise: bool
 
     def call(self, op: O.Call, operands: list[Typed], t: Type) -> ir.Value:
         em = self.em

@@ -9,6 +9,8 @@ passes; the emitter asks the current one to `emit` itself on each deopt path.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from llvmlite import ir
 
 from ..abi import RESUME_SLOTS
@@ -25,19 +27,19 @@ from .points import ResumeInfo, Slot, new_number
 from .refcount import Getter, Holdings
 
 
+@dataclass
 class Resumes:
     """The resume points of one lowered function. `pyfunc` is the Python function the
     interpreter resumes; `points` collects each point's `ResumeInfo` by number, for
     the caller to hand on with the compiled function."""
 
-    def __init__(self, em: Emitter, fn: Function, pyfunc: object, points: dict[int, ResumeInfo], get: Getter, holdings: Holdings) -> None:
-        self.em = em
-        self.fn = fn
-        self.pyfunc = pyfunc
-        self.points = points
-        self.get = get
-        self.holdings = holdings
-        self._raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = {}
+    em: Emitter
+    fn: Function
+    pyfunc: object
+    points: dict[int, ResumeInfo]
+    get: Getter
+    holdings: Holdings
+    _raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = field(default_factory=dict, init=False)
 
     def at(self, checkpoint: O.Checkpoint, values: list[O.Value] | None = None) -> ResumeState:
         """The state after `checkpoint`, with its values (or `values` in their place)."""

@@ -7,7 +7,6 @@ compiled earlier by its symbol name.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import threading
 from typing import Any, Iterator
@@ -196,23 +195,24 @@ def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
     from ..errors import CompileError
     from .runtime import RUNTIME_SYMBOLS
 
-    process = ctypes.CDLL(None)
     for fn in mod.functions:
         name = fn.name
         if not fn.is_declaration or name.startswith("llvm.") or name in RUNTIME_SYMBOLS or name in defined:
             continue
-        if not hasattr(process, name) and _find_in_libm(name) is None:
+        if c_function(name) is None:
             raise CompileError(f"native code would need {name}(), which this process does not provide")
 
 
-def _find_in_libm(name: str) -> object:
+def c_function(name: str) -> Any:
+    """The C function `name` as the process (or its C math library) provides it, as
+    a ctypes function, or None."""
     import ctypes.util
 
-    path = ctypes.util.find_library("m")
-    try:
-        return getattr(ctypes.CDLL(path), name) if path else None
-    except AttributeError:
-        return None
+    found = getattr(ctypes.CDLL(None), name, None)
+    if found is None:
+        path = ctypes.util.find_library("m")
+        found = getattr(ctypes.CDLL(path), name, None) if path else None
+    return found
 
 
 def get_jit() -> JIT:

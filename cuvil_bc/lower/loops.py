@@ -11,7 +11,7 @@ feeds (`phis_for_edge`), and lets it finish the blocks it added (`finish`).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Container
 
 from llvmlite import ir
 
@@ -61,7 +61,7 @@ class LoopControl:
     with `track` (the function holds array references) no header gets a latch, since
     the edges that release references go to the header itself."""
 
-    def __init__(self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: object, track: bool) -> None:
+    def __init__(self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: Container[BasicBlock], track: bool) -> None:
         self.em = em
         self.blocks = blocks
         self.latches = {} if track else self._plan_latches(fn, order, strips)
@@ -79,7 +79,7 @@ class LoopControl:
 
     # -- plans ----------------------------------------------------------------------
 
-    def _plan_latches(self, fn: Function, order: list[BasicBlock], strips: object) -> dict[BasicBlock, tuple[ir.Block, set[BasicBlock]]]:
+    def _plan_latches(self, fn: Function, order: list[BasicBlock], strips: Container[BasicBlock]) -> dict[BasicBlock, tuple[ir.Block, set[BasicBlock]]]:
         """One latch block for each loop header that several back edges reach (an
         ``if`` in the loop body): its phis merge the loop-carried values, and the
         header has one back edge. Otherwise LLVM's loop canonicalisation may turn a
@@ -90,14 +90,14 @@ class LoopControl:
         position = {b: k for k, b in enumerate(order)}
         preds = fn.predecessors()
         for header in order:
-            if header in strips:  # type: ignore[operator]
+            if header in strips:
                 continue
             back = {p for p in preds[header] if p in position and position[p] >= position[header]}
             if len(back) >= 2:
                 latches[header] = (self.em.block(f"latch.{header.name}"), back)
         return latches
 
-    def _plan_polls(self, fn: Function, strips: object) -> tuple[set[BasicBlock], dict[BasicBlock, Chunked]]:
+    def _plan_polls(self, fn: Function, strips: Container[BasicBlock]) -> tuple[set[BasicBlock], dict[BasicBlock, Chunked]]:
         """The loop headers that test for signals (Ctrl-C) on every iteration, and the
         innermost ``for ... in range(...)`` loops that test once per `CHUNK`
         iterations instead: a test on every iteration would keep LLVM from
@@ -111,7 +111,7 @@ class LoopControl:
             innermost = not (body & loops.keys() - {h})
             if (
                 innermost
-                and h not in strips  # type: ignore[operator]
+                and h not in strips
                 and isinstance(term, O.ForIter)
                 and value_type(term.iterator) == RANGE_ITER
                 and all(isinstance(op, (O.Phi, O.Checkpoint, O.ForIter)) for op in h.ops)

@@ -68,7 +68,6 @@ class Holdings:
         self.plan = plan
         self.b = b
         self.get = get
-        self.order: dict[O.Op, int] = {}
         self.held: list[O.Op] = []
 
     @property
