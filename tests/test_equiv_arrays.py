@@ -525,3 +525,74 @@ def test_an_index_its_branch_proves_is_not_tested_against_the_loop_bound() -> No
         check(g, b)
         check(h, np.zeros(n), b)
     assert g.stats["deopts"] == 0 and h.stats["deopts"] == 0
+
+
+OFFSET_FACTS = build(
+    """
+def f(x, other):
+    n = len(x)
+    h = 0.0
+    for i in range(n):
+        if i < n - 1:
+            h += x[i + 1] - x[i]     # i < n - 1 proves i + 1 < n
+        if i > 0:
+            h += x[i - 1]            # i > 0 proves i - 1 >= 0
+        if 1 < i:
+            h -= x[i - 2]            # 1 < i proves i - 2 >= 0
+        if i + 2 <= n:
+            h += x[i + 1]            # i + 2 <= n proves i + 1 < n
+        if i < n - 1:
+            h += other[i + 1]        # another array: still checked
+        if i <= n - 1:
+            h += x[i - 3]            # no lower bound: wraps or raises
+    return h
+"""
+)
+
+
+def test_branch_facts_about_an_offset_of_the_index() -> None:
+    """A fact about ``i + a`` bounds ``i + d`` (``if i < n - 1: x[i + 1]``): such
+    accesses get no test, so they do not deopt on the entry test of the loop bound
+    (n + 1 > len(x)), which failed on every call (rosenbrock_sum, sandpile_topple)."""
+    for n, m in ((0, 0), (1, 1), (2, 2), (3, 3), (7, 7), (7, 3)):
+        check(OFFSET_FACTS, np.arange(float(n)) ** 2, np.arange(float(m)))
+    equivalent(OFFSET_FACTS, st.tuples(arrays("float64", max_dims=1), arrays("float64", max_dims=1)), max_examples=100)
+    assert native_ran(OFFSET_FACTS)
+    before = OFFSET_FACTS.stats["deopts"]
+    for _ in range(3):
+        check(OFFSET_FACTS, np.arange(9.0), np.arange(9.0))
+    assert OFFSET_FACTS.stats["deopts"] == before
+
+
+NUMPY_INT_INDICES = build(
+    """
+def f(img, ptr, data, box):
+    hist = np.zeros(8, dtype=np.int64)
+    for r in range(img.shape[0]):
+        for c in range(img.shape[1]):
+            hist[img[r, c]] += 1                # an np.uint8 / np.int32 index
+    s = 0.0
+    for u in range(len(ptr) - 1):
+        for e in range(ptr[u], ptr[u + 1]):     # range() of NumPy ints
+            s += data[e] - box * round(data[e] / box)   # round() of an np.float64
+    return hist, s
+"""
+)
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int16", "int32", "uint32", "uint64", "int64"])
+def test_numpy_integers_as_indices_and_range_bounds(dtype: str) -> None:
+    """Any NumPy integer indexes, bounds a range() and is rounded as the int it holds
+    (``__index__``); a negative one wraps or raises IndexError as in NumPy."""
+    rng = np.random.default_rng(5)
+    data = rng.normal(0.0, 4.0, 12)
+    for hi in (8, 9):
+        img = rng.integers(0, hi, (4, 5)).astype(dtype)
+        ptr = np.array([0, 3, 3, 7, 12], dtype=dtype)
+        check(NUMPY_INT_INDICES, img, ptr, data, 1.5)
+    if dtype.startswith("int"):
+        check(NUMPY_INT_INDICES, np.array([[1, -2, -8]], dtype=dtype), ptr, data, 2.0)
+        check(NUMPY_INT_INDICES, np.array([[-9]], dtype=dtype), ptr, data, 2.0)  # IndexError
+    check(NUMPY_INT_INDICES, img, ptr, np.array([0.0] * 11 + [np.inf]), 2.0)  # OverflowError from round
+    check(NUMPY_INT_INDICES, img, ptr, np.array([np.nan] * 12), 2.0)  # ValueError from round
+    assert native_ran(NUMPY_INT_INDICES)

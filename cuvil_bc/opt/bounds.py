@@ -236,24 +236,48 @@ class BranchFacts:
         self.cache[block] = out
         return out
 
+    def bounds(self, block: object, index: O.Value) -> tuple[bool, list[Upper]]:
+        """What the facts on entry to `block` say of `index`: whether it is at least 0,
+        and exclusive upper bounds it lies below. A fact about ``x + a`` bounds every
+        ``x + d`` (``if i < n - 1: a[i + 1]``, ``if i > 0: a[i - 1]``): the comparisons
+        are of exact ints, and an index computed natively either is the exact ``x + d``
+        or deoptimised computing it."""
+        low = False
+        uppers: list[Upper] = []
+        root, d = offset_form(index)
+        for fact in self.facts(block):
+            op, lhs, rhs = fact
+            for op, lhs, rhs in (fact, (_SWAPPED[op], rhs, lhs)):  # "root + a op rhs"
+                other, a = offset_form(lhs)
+                if _const_int(other) is not None or not same_value(other, root):
+                    continue
+                shift = d - a  # index == lhs + shift: "index op rhs + shift"
+                c = _const_int(rhs)
+                if c is not None and ((op == ">=" and c + shift >= 0) or (op == ">" and c + shift >= -1)):
+                    low = True
+                extent = _extent(rhs)
+                if extent is not None and op in ("<", "<="):
+                    uppers.append((extent[0], extent[1], extent[2] + shift + (op == "<=")))
+        return low, uppers
+
     def in_bounds(self, block: object, index: O.Value, array: O.Value, dim: int) -> bool:
         """Whether the facts on entry to `block` put `index` in ``[0, array.shape[dim])``."""
         found = index_bounds(index)
-        low = found is not None and found[0] >= 0  # (a loop item's own bound: ``x + 1``)
-        high = False
-        for op, lhs, rhs in self.facts(block):
-            if same_value(rhs, index):  # normalise to "index op other"
-                op, lhs, rhs = _SWAPPED[op], rhs, lhs
-            if not same_value(lhs, index):
-                continue
-            c = _const_int(rhs)
-            if (op == ">=" and c is not None and c >= 0) or (op == ">" and c is not None and c >= -1):
-                low = True
-            extent = _extent(rhs)
-            if extent is not None and extent[0] is array and extent[1] == dim:
-                if (op == "<" and extent[2] <= 0) or (op == "<=" and extent[2] <= -1):
-                    high = True
-        return low and high
+        low, uppers = self.bounds(block, index)
+        low = low or (found is not None and found[0] >= 0)  # (a loop item's own bound: ``x + 1``)
+        return low and any(arr is array and k == dim and off <= 0 for arr, k, off in uppers)
+
+
+def offset_form(v: O.Value) -> tuple[O.Value, int]:
+    """`v` as ``(x, c)`` with ``v == x + c``: the constants it adds or subtracts."""
+    c = 0
+    while isinstance(v, O.BinOp) and v.op in ("+", "-"):
+        k = _const_int(v.rhs)
+        if k is None:
+            break
+        c += k if v.op == "+" else -k
+        v = v.lhs
+    return v, c
 
 
 def same_value(a: O.Value, b: O.Value) -> bool:
@@ -324,20 +348,22 @@ class BoundsPlan:
                     if upper is not None:
                         self.entry_tests.setdefault(block, []).append((op, k, upper))
 
-    @staticmethod
-    def _entry_bound(op: O.Op, index: O.Value, block: object) -> Upper | None:
+    def _entry_bound(self, op: O.Op, index: O.Value, block: object) -> Upper | None:
         """The upper bound of an index in ``[lo, upper)`` with ``lo >= 0``, when the
         test ``upper > extent`` can be made on entry to the block: the array and the
-        bound's array are defined before it (`BoundsPlan.entry_tests`)."""
+        bound's array are defined before it (`BoundsPlan.entry_tests`). The bounds the
+        branches taken give come first: they hold where the access runs (``if i < n - 1:
+        b[i + 1]``), the loop's may not (``i + 1 < n + 1``)."""
         from ..typing.infer import value_type
         from ..typing.types import ArrayType
 
         if isinstance(op.obj, O.Op) and op.obj.block is block:  # type: ignore[attr-defined]
             return None
         found = index_bounds(index)
-        if found is None or found[0] < 0:
+        low, uppers = self.branch_facts.bounds(block, index)
+        if not (low or (found is not None and found[0] >= 0)):
             return None
-        arr = found[1][0]
-        if arr is not None and (not isinstance(value_type(arr), ArrayType) or (isinstance(arr, O.Op) and arr.block is block)):  # type: ignore[arg-type]
-            return None
-        return found[1]
+        for arr, k, off in uppers + ([found[1]] if found is not None else []):
+            if arr is None or (isinstance(value_type(arr), ArrayType) and not (isinstance(arr, O.Op) and arr.block is block)):  # type: ignore[arg-type]
+                return (arr, k, off)
+        return None

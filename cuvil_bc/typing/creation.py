@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from ..errors import Unsupported
 from .types import (
-    ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type, base,
+    ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type, base, is_index,
 )
 
 @dataclass(frozen=True)
@@ -48,9 +48,9 @@ def _dtype(value: object) -> str:
 
 
 def _ndim(shape: Type) -> int:
-    if shape in (INT, NP_I64):
+    if is_index(shape):
         return 1
-    if isinstance(shape, TupleType) and 1 <= len(shape.items) <= MAX_NDIM and all(t in (INT, NP_I64) for t in shape.items):
+    if isinstance(shape, TupleType) and 1 <= len(shape.items) <= MAX_NDIM and all(is_index(t) for t in shape.items):
         return len(shape.items)
     raise Unsupported(f"an array shape given as {shape}")
 

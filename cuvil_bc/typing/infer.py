@@ -20,8 +20,8 @@ from . import rules
 from .creation import creation
 from .primitives import creator_name, lookup, result_type
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, NP_I64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
-    Type, base, holds_array, join, options, typeof, union_of,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
+    Type, base, holds_array, is_index, join, options, typeof, union_of,
 )
 
 
@@ -243,9 +243,9 @@ class Inferencer:
 def array_item_type(seq: ArrayType, index: Type | None) -> Type:
     """``a[i]`` or ``a[i, j, ...]``: one integer index per dimension gives an element;
     fewer give a view of the remaining dimensions (``m[i]`` is a row)."""
-    # An np.int64 index (an element of an int64 array) indexes as the int it holds.
-    count = 1 if index in (INT, NP_I64) else None
-    if isinstance(index, TupleType) and all(t in (INT, NP_I64) for t in index.items):
+    # A NumPy integer index (an element of an int array) indexes as the int it holds.
+    count = 1 if index is not None and is_index(index) else None
+    if isinstance(index, TupleType) and all(is_index(t) for t in index.items):
         count = len(index.items)
     if count is not None and count == seq.ndim:
         return seq.item

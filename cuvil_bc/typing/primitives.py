@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
-from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_F64, RANGE, NpScalar, TupleType, Type, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE, NpScalar, TupleType, Type, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INTEGRAL = (BOOL, INT)
@@ -254,11 +254,11 @@ VIA_CPYTHON: tuple[Primitive, ...] = tuple(row for row in PRIMITIVES if row.lowe
 
 def result_type(sig: Primitive, ts: tuple[Type, ...]) -> Type:
     """The result type of `sig` for concrete (non-union) argument types. A NumPy
-    scalar reaches `math` functions and float()/int()/bool() as the Python number
-    they convert it to (`as_number`), and abs/min/max/pow as itself."""
+    scalar reaches `math` functions, float()/int()/bool(), round() and range() as the
+    Python number they convert it to (`as_number`), and abs/min/max/pow as itself."""
     if not any(isinstance(t, NpScalar) for t in ts) or sig.numpy_own:
         return sig.rule(ts)
-    if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool")):
+    if not (sig.name.startswith("math.") or sig.name in ("float", "int", "bool", "round", "range")):
         raise Unsupported(f"{sig.name}() of a NumPy value")
     return sig.rule(tuple(as_number(sig.name, k, t) for k, t in enumerate(ts)))
 
@@ -276,6 +276,10 @@ def as_number(name: str, position: int, t: Type) -> Type:
         raise Unsupported(f"math.ldexp() with an {t} exponent (TypeError in CPython)")
     if name in ("math.floor", "math.ceil") and t.base == INT:
         return FLOAT
+    if name in ("round", "range") and t == NP_BOOL:
+        raise Unsupported(f"{name}() of an {t} (TypeError in CPython)")
+    # (round() of a NumPy float is a Python int, the same as of the float it holds; one
+    # with ndigits is not compiled: NumPy rounds by scaling, not as CPython does.)
     return t.base
 
 

@@ -135,6 +135,13 @@ def base(t: Type) -> Type:
     return t.base if isinstance(t, NpScalar) else t
 
 
+def is_index(t: Type) -> bool:
+    """Whether `t` is an integer that ``__index__`` gives as itself: an int or a NumPy
+    integer of any width (its value is exact in the word). Not a bool: NumPy reads one
+    as a mask, and ``np.bool`` has no ``__index__``."""
+    return t == INT or (isinstance(t, NpScalar) and t.base == INT)
+
+
 @dataclass(frozen=True)
 class TupleType(Type):
     items: tuple[Type, ...]
