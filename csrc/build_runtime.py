@@ -72,6 +72,10 @@ int32_t cb_math_call(int32_t fn, int32_t n, const double *args, double *out);
 int32_t cb_complex_prod(double ar, double ai, double br, double bi, double *out);
 int32_t cb_complex_quot(double ar, double ai, double br, double bi, double *out);
 int32_t cb_complex_abs(double re, double im, double *out);
+double cb_tgamma(double x);
+double cb_lgamma(double x);
+double cb_remainder(double x, double y);
+double cb_hypot(int64_t n, double *xs);
 int cb_publish_types(void);
 int64_t cb_monotonic_ns(void);
 void cb_priority_claim(int64_t deadline_ns);
@@ -85,13 +89,15 @@ ffibuilder.cdef(CDEF)
 ffibuilder.set_source(
     "cuvil_bc._runtime",
     '#include "runtime.h"\n',
-    sources=[os.path.relpath(os.path.join(HERE, name)) for name in ("runtime.c", "entry.c", "counter.c")],
+    sources=[os.path.relpath(os.path.join(HERE, name)) for name in ("runtime.c", "entry.c", "counter.c", "pymath.c")],
     # entry.c uses CPython's full C API (vectorcall, PyFloat_AS_DOUBLE): one build
     # per Python version, not the stable ABI.
     py_limited_api=False,
     include_dirs=[os.path.relpath(HERE)],
     define_macros=[(f"CB_{name}", f"{value}LL" if value > 2**31 - 1 else str(value)) for name, value in abi_constants().items()],
-    extra_compile_args=["-O2", "-std=c11"],
+    # No fused multiply-adds where the C does not ask for one: pymath.c must round
+    # each product and sum as CPython's own build does.
+    extra_compile_args=["-O2", "-std=c11", "-ffp-contract=off"],
 )
 
 if __name__ == "__main__":

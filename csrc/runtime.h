@@ -75,6 +75,14 @@ int64_t cb_parked_records(void);
  * the module `cuvil_bc._runtime`; 0, or -1 when it could not. */
 int cb_publish_types(void);
 int32_t cb_abi_version(void);
+/* CPython's own algorithms for math.gamma, lgamma, remainder and hypot (pymath.c):
+ * the same bits as CPython's, without the GIL. They report no errors: CPython raises
+ * where the result is a NaN from non-NaN arguments or an infinity from finite ones
+ * (hypot never raises). cb_hypot overwrites xs[:n]. */
+double cb_tgamma(double x);
+double cb_lgamma(double x);
+double cb_remainder(double x, double y);
+double cb_hypot(int64_t n, double *xs);
 /* CLOCK_MONOTONIC, in ns. */
 int64_t cb_monotonic_ns(void);
 /* The hook's compile claims priority over ticks of counters that wait (counter.c), until

@@ -125,6 +125,11 @@ def test_many_short_loops_release_the_gil() -> None:
 SIGNAL_IN_CALLBACK = """
 import math, signal, threading
 import cuvil_bc
+import cuvil_bc.lower.builtins
+
+# math.erf goes through the callback where the C library's erf is not CPython's; make
+# it do so here too.
+cuvil_bc.lower.builtins.libm_agrees = lambda name: False
 
 
 @cuvil_bc.compile
@@ -132,8 +137,8 @@ def outer(n):
     s = 0.0
     for i in range(n):
         x = 1.5 + (i % 7) * 0.1
-        s += math.gamma(x) + math.gamma(x + 1) + math.gamma(x + 2) + math.gamma(x + 3)
-        s += math.gamma(x + 4) + math.gamma(x + 5) + math.gamma(x + 6) + math.gamma(x + 7)
+        s += math.erf(x) + math.erf(x + 1) + math.erf(x + 2) + math.erf(x + 3)
+        s += math.erf(x + 4) + math.erf(x + 5) + math.erf(x + 6) + math.erf(x + 7)
     return s
 
 
@@ -145,6 +150,7 @@ def spin(n):
 
 
 outer(10)
+assert "cb_math_call" in outer.inspect_llvm()  # (the callback this test is about)
 results = []
 
 

@@ -21,7 +21,7 @@ def test_every_row_has_its_lowering_and_every_lowering_a_row() -> None:
         assert row.lowering in (OWN, LIBM, CPYTHON), row
         assert lowered.lowering_of(row) is not None
         if row.lowering == LIBM:
-            assert row.name.startswith("math.") and row.defers_errors, row
+            assert row.name.startswith("math.") and (row.defers_errors or not row.float_errors), row
 
 
 def test_one_row_per_callable() -> None:
@@ -33,7 +33,7 @@ def test_one_row_per_callable() -> None:
 
 def test_the_runtime_calls_the_cpython_rows_in_their_order() -> None:
     assert MATH_VIA_CPYTHON == tuple(row.obj for row in VIA_CPYTHON)
-    assert math.hypot in MATH_VIA_CPYTHON and math.erf in MATH_VIA_CPYTHON
+    assert math.erf in MATH_VIA_CPYTHON and math.hypot not in MATH_VIA_CPYTHON
 
 
 def _typed_ir(source: str, argtypes: tuple[Type, ...]) -> str:

@@ -14,7 +14,7 @@ from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
 from . import complexes
 from .emitter import Emitter, Typed, is_finite
-from .ltypes import F64, I1, I32, I64, llvm_type
+from .ltypes import F64, I1, I32, I64, llvm_type, math_function
 from .numeric import binop, compare, cpython_pow, deopt_on_float_error, numpy_abs, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
@@ -182,14 +182,19 @@ def _range(em: Emitter, args: list[Typed], result: Type) -> Typed:
 # -- math ----------------------------------------------------------------------
 
 
-def _libm(name: str) -> Lowering:
-    """The C library's function `name` (CPython's `math` calls it too), with
+def _libm(name: str, c_name: str = "", float_errors: bool = True) -> Lowering:
+    """The C library's function `name` (CPython's `math` calls it too), or the
+    runtime's copy of CPython's own algorithm (`c_name`, csrc/pymath.c), with
     CPython's error rules tested natively (math_1, math_2: a NaN from non-NaN
     arguments is a domain error, an infinity from finite ones a domain or range error)."""
 
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
         xs = [em.as_float(a) for a in args]
-        if name == "sqrt":
+        if name == "hypot":
+            return _hypot(em, xs), FLOAT
+        if c_name:
+            r = em.libm(c_name, F64, xs)
+        elif name == "sqrt":
             r = em.intrinsic("llvm.sqrt.f64", F64, xs)
         elif name == "fabs":
             return em.absolute(xs[0]), FLOAT
@@ -204,10 +209,23 @@ def _libm(name: str) -> Lowering:
             # with the argument, whose sign may differ.
             either = em.builder.fcmp_unordered("uno", *xs)
             return em.builder.select(either, ir.Constant(F64, _CPYTHON_NAN), r), FLOAT
-        deopt_on_float_error(em, r, xs)
+        if float_errors:
+            deopt_on_float_error(em, r, xs)
         return r, FLOAT
 
     return lower
+
+
+def _hypot(em: Emitter, xs: list[ir.Value]) -> ir.Value:
+    """``math.hypot(*xs)``: the runtime's copy of CPython's algorithm (cb_hypot), which
+    takes the coordinates in memory."""
+    b = em.builder
+    mem = em.alloca(ir.ArrayType(F64, max(1, len(xs))))
+    for k, x in enumerate(xs):
+        b.store(x, b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+    fn = em.declare("cb_hypot", F64, [I64, F64.as_pointer()])
+    math_function(fn, reads_arguments=True)
+    return b.call(fn, [em.i64(len(xs)), b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, 0)])])
 
 
 @functools.cache
@@ -351,7 +369,7 @@ _OWN: dict[str, Lowering] = {
 def lowering_of(row: Primitive) -> Lowering:
     """How to lower a call of the primitive `row`."""
     if row.lowering == LIBM:
-        return _libm(row.name.removeprefix("math."))
+        return _libm(row.name.removeprefix("math."), row.c_name, row.float_errors)
     if row.lowering == CPYTHON:
         name = row.name.removeprefix("math.")
         if row.libm_if_same and libm_agrees(name):

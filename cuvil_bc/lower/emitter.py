@@ -23,7 +23,7 @@ from typing import Callable, Protocol
 from llvmlite import ir
 
 from ..typing.types import BOOL, BOTTOM, FLOAT, INT, UINT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
-from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type
+from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type, math_function
 from ..abi import SPECULATIVE_DEOPT as SPECULATIVE
 
 DEOPT = 1
@@ -90,13 +90,10 @@ class Emitter:
         return declare(self.module, name, ir.FunctionType(ret, args))
 
     def libm(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
-        """Call the C library's `name`, the function CPython itself calls. `nobuiltin`
-        keeps LLVM from replacing it by what it believes is equivalent (pow(x, 2.0)
-        becomes x * x, which differs from glibc's pow in the last bit: powers.py
-        computes such powers as pow does)."""
+        """Call the C library's `name`, the function CPython itself calls, or the
+        runtime's copy of one of CPython's own (csrc/pymath.c): `ltypes.math_function`."""
         fn = self.declare(name, ret, [a.type for a in args])
-        if "nobuiltin" not in fn.attributes:
-            fn.attributes.add("nobuiltin")
+        math_function(fn)
         return self.builder.call(fn, args)
 
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:

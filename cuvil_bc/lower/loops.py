@@ -21,7 +21,7 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.types import RANGE_ITER
 from .emitter import Emitter, Typed
-from .ltypes import I32, I64, ITER
+from .ltypes import I32, I64, ITER, inaccessible_only
 
 #: Iterations of an innermost range loop between two tests for signals: long enough
 #: that the test and the restart of the vectorized loop cost nothing measurable, short
@@ -72,7 +72,7 @@ class LoopControl:
         if self.polled or self.chunks:
             with em.builder.goto_block(em.alloca_block):
                 self.signals_at_entry = self.signal_count()
-        if self.polled:
+        if self.polled or self.chunks:
             self.gil_budget = em.alloca(I64)
             with em.builder.goto_block(em.alloca_block):
                 em.builder.store(em.i64(GIL_REPORT_PASSES), self.gil_budget)
@@ -196,10 +196,13 @@ class LoopControl:
         assert isinstance(term, O.ForIter)
         with b.goto_block(chunked.block):
             remaining = b.load(iter_field(b, get(term.iterator)[0], 2))
-            self.report_work(remaining)  # (again at each chunk: only a long loop gets there)
+            self._spend_gil_budget(remaining)  # (again at each chunk: only a long loop gets there)
             long = b.icmp_unsigned(">", remaining, self.em.i64(CHUNK))
             b.store(b.select(long, b.sub(remaining, self.em.i64(CHUNK)), self.em.i64(0)), chunked.limit)
             b.branch(self.blocks[header])
+            if b.block is not chunked.block:  # the header is entered from the budget's join
+                for llphi in chunked.phi_map:
+                    llphi.incomings = [(v, b.block if pred is chunked.block else pred) for v, pred in llphi.incomings]
 
     # -- iteration ------------------------------------------------------------------
 
@@ -265,21 +268,32 @@ class LoopControl:
     def report_work(self, units: ir.Value) -> None:
         """Tell the runtime this call did `units` more iterations: past about a thousand
         it lets the GIL go, if the C entry that called this code allows it
-        (csrc/entry.c: once; it takes it back when the call returns)."""
-        self.em.builder.call(self.em.declare("cb_gil_work", ir.VoidType(), [I64]), [units])
+        (csrc/entry.c: once; it takes it back when the call returns). The runtime only
+        counts and may release the GIL: it touches no memory that native code sees."""
+        fn = self.em.declare("cb_gil_work", ir.VoidType(), [I64])
+        inaccessible_only(fn)
+        self.em.builder.call(fn, [units])
 
     def _count_down_gil(self) -> None:
-        """At a polled loop header: `report_work` every `GIL_REPORT_PASSES` passes."""
+        """At a polled loop header: count one pass (`_spend_gil_budget`)."""
+        self._spend_gil_budget(self.em.i64(1))
+
+    def _spend_gil_budget(self, units: ir.Value) -> None:
+        """Count `units` iterations against the function's budget, and `report_work`
+        them when it runs out (every `GIL_REPORT_PASSES`): a call of the runtime per
+        pass of a header, or per entry of a short inner loop (a 3x3 stencil's), would
+        cost more than the iteration."""
         assert self.gil_budget is not None
-        b = self.em.builder
-        left = b.sub(b.load(self.gil_budget), self.em.i64(1))
-        report, counted = self.em.block("gil.report"), self.em.block("gil.counted")
-        b.cbranch(b.icmp_signed("==", left, self.em.i64(0)), report, counted).set_weights([1, 1 << 20])
+        em, b = self.em, self.em.builder
+        left = b.sub(b.load(self.gil_budget), units)
+        out = b.icmp_signed("<=", left, em.i64(0))
+        report, counted = em.block("gil.report"), em.block("gil.counted")
+        b.cbranch(out, report, counted).set_weights([1, 1 << 20])
         b.position_at_end(report)
-        self.report_work(self.em.i64(GIL_REPORT_PASSES))
+        self.report_work(b.sub(em.i64(GIL_REPORT_PASSES), left))
         b.branch(counted)
         b.position_at_end(counted)
-        b.store(b.select(b.icmp_signed("==", left, self.em.i64(0)), self.em.i64(GIL_REPORT_PASSES), left), self.gil_budget)
+        b.store(b.select(out, em.i64(GIL_REPORT_PASSES), left), self.gil_budget)
 
 
 def iter_field(b: ir.IRBuilder, state: ir.Value, k: int) -> ir.Value:

@@ -46,6 +46,32 @@ def declare(module: ir.Module, name: str, ftype: ir.FunctionType) -> ir.Function
     return ir.Function(module, ftype, name=name)
 
 
+def _attributes(fn: ir.Function, *names: str) -> None:
+    """Give `fn` these function attributes (once). llvmlite checks names against the
+    attributes of older LLVMs; LLVM's parser reads newer ones, such as ``memory(...)``,
+    as they are."""
+    for name in names:
+        if name not in fn.attributes:
+            set.add(fn.attributes, name)
+
+
+def inaccessible_only(fn: ir.Function) -> None:
+    """Declare that `fn` reads and writes only memory native code never sees (the
+    runtime's own state), so LLVM may keep loads and stores of arrays across calls."""
+    _attributes(fn, "nounwind", "willreturn", "memory(inaccessiblemem: readwrite)")
+
+
+def math_function(fn: ir.Function, reads_arguments: bool = False) -> None:
+    """Declare a function of the C library or the runtime's math (csrc/pymath.c): it
+    may set errno (which native code never reads) and, with `reads_arguments`, reads
+    memory its pointer arguments point to, nothing else; so LLVM keeps array loads and
+    stores across its calls. `nobuiltin` keeps LLVM from replacing it by what it
+    believes is equivalent (pow(x, 2.0) becomes x * x, which differs from glibc's pow
+    in the last bit: powers.py computes such powers as pow does)."""
+    memory = "memory(argmem: read, errnomem: write)" if reads_arguments else "memory(errnomem: write)"
+    _attributes(fn, "nobuiltin", "nounwind", "willreturn", memory)
+
+
 def array_struct(ndim: int) -> ir.LiteralStructType:
     """An array: its data address, `ndim` extents, `ndim` strides in bytes, meminfo."""
     return ir.LiteralStructType([I64] * (2 + 2 * ndim))

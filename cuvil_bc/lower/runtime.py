@@ -30,7 +30,7 @@ abi.runtime_types().set_math_functions(MATH_VIA_CPYTHON)
 
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
 RUNTIME_SYMBOLS = frozenset(
-    {"cb_math_call", "cb_complex_prod", "cb_complex_quot", "cb_complex_abs", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_park_deopt", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
+    {"cb_math_call", "cb_complex_prod", "cb_complex_quot", "cb_complex_abs", "cb_tgamma", "cb_lgamma", "cb_remainder", "cb_hypot", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_park_deopt", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
 )
 _registered = False
 

@@ -30,7 +30,8 @@ Rule = Callable[[tuple[Type, ...]], Type]
 #: name, with CPython's error rules tested natively (a failing test hands the call back
 #: to CPython); the error test of a function that only reads may be deferred
 #: (opt/finiteness.py). `CPYTHON`: a `math` function whose bits only CPython's own code
-#: gives: native code calls it through the runtime (cb_math_call, taking the GIL).
+#: gives, where the runtime cannot compute them itself: native code calls it through
+#: the runtime (cb_math_call, taking the GIL).
 OWN, CREATES, LIBM, CPYTHON = "own", "creates", "libm", "cpython"
 
 #: Modules whose attributes the specialiser resolves to constants (each guarded, see
@@ -69,6 +70,13 @@ class Primitive:
     #: A call has no side effects and gives equal results for equal arguments, so
     #: constant folding may make it (not so for a new array).
     pure: bool = True
+    #: The C function a `LIBM` row calls: the C library's of the row's name, or, for a
+    #: function that CPython computes with its own algorithm (gamma, hypot), the
+    #: runtime's copy of that algorithm (csrc/pymath.c).
+    c_name: str = ""
+    #: Whether CPython may raise for it: `LIBM` rows test its rules natively
+    #: (`numeric.deopt_on_float_error`); ``math.hypot`` returns an infinity silently.
+    float_errors: bool = True
     #: A `CPYTHON` row whose function CPython computes with the C library's function
     #: of the same name where the build has one (``math.erf``): lowered as a `LIBM`
     #: row, without the GIL, when the two agree (`lower/builtins.libm_agrees`).
@@ -233,12 +241,12 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _math("copysign", 2, lowering=LIBM),
     _math("fmod", 2, lowering=LIBM),
     _math("pow", 2, lowering=LIBM),
-    _math("gamma", lowering=CPYTHON),
-    _math("lgamma", lowering=CPYTHON),
+    _math("gamma", lowering=LIBM, c_name="cb_tgamma"),
+    _math("lgamma", lowering=LIBM, c_name="cb_lgamma"),
     _math("erf", lowering=CPYTHON, libm_if_same=True),
     _math("erfc", lowering=CPYTHON, libm_if_same=True),
-    _math("hypot", (0, None), lowering=CPYTHON),
-    _math("remainder", 2, lowering=CPYTHON),
+    _math("hypot", (0, None), lowering=LIBM, c_name="cb_hypot", float_errors=False, defers_errors=False),
+    _math("remainder", 2, lowering=LIBM, c_name="cb_remainder"),
 )
 #: NumPy's array creators (typed by typing/creation.py, lowered by lower/arrays.py).
 NUMPY_CREATORS: tuple[Primitive, ...] = tuple(
