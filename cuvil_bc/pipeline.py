@@ -6,8 +6,8 @@ Each `Stage` reads and extends one `Work`: the function on its way through. What
 stage needs from whoever runs it (how to type a call, what the import hook replaced,
 whether to speculate) it asks the `Driver`; the stages before ``clean`` need none.
 
-    decode -> cfg -> ir -> clean -> specialize -> clean-specialized -> narrow
-           -> infer -> clean-typed -> speculate
+    decode -> cfg -> ir -> clean -> specialize -> clean-specialized -> unroll
+           -> narrow -> infer -> clean-typed -> speculate
 
 Lowering and the JIT follow in compiler.py: they work on all of a call tree at once.
 (The stages from ``specialize`` on import what they run when first run: the hook's
@@ -111,6 +111,16 @@ def _specialize(w: Work, d: Driver) -> None:
     bind_calls(w.fn)
 
 
+def _unroll(w: Work, d: Driver) -> None:
+    """Short loops over constant ranges become straight-line code (opt/unroll.py)."""
+    from .opt import unroll
+    from .typing.facts import KNOWN
+
+    assert w.fn is not None
+    if unroll.run(w.fn):
+        optimize(w.fn, KNOWN, verify_each=d.verify_each)
+
+
 def _narrow(w: Work, d: Driver) -> None:
     assert w.fn is not None
     narrow.run(w.fn)  # after folding, so that only real None tests remain
@@ -143,6 +153,7 @@ STAGES: tuple[Stage, ...] = (
     Stage("clean", _clean),
     Stage("specialize", _specialize),
     Stage("clean-specialized", _clean),
+    Stage("unroll", _unroll),
     Stage("narrow", _narrow),
     Stage("infer", _infer),
     Stage("clean-typed", _clean_typed),

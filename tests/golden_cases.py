@@ -131,6 +131,15 @@ def running_sum(a):
     return out
 
 
+def stencil3(out, a, w):
+    for i in range(1, len(a) - 1):
+        s = 0.0
+        for d in range(3):  # unrolled (opt/unroll.py): the loop over i gets one block
+            s += w[d] * a[i + d - 1]
+        out[i] = s
+    return out
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -150,4 +159,5 @@ CASES = {
     "dot_sqrt": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride])",
     "smooth_into": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride], float)",
     "running_sum": "(array[float64, 1d, unit-stride])",
+    "stencil3": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride], array[float64, 1d, unit-stride])",
 }

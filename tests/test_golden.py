@@ -28,7 +28,7 @@ from cuvil_bc.cfg import build_cfg
 from cuvil_bc.compiler import Compiler
 from cuvil_bc.decode import decode
 from cuvil_bc.ir import build_ir, format_function, verify
-from cuvil_bc.ir.passes import constfold, copyprop, dce, simplifycfg
+from cuvil_bc.ir.passes import checkpoints, constfold, copyprop, dce, simplifycfg
 from cuvil_bc.opt.plans import format_plans
 from cuvil_bc.typing.types import parse_signature
 
@@ -111,7 +111,9 @@ STAGES: dict[str, Callable[[str], str]] = {
     "constfold": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn)),
     "simplifycfg": _one_pass(lambda fn: copyprop.run(fn) | constfold.run(fn) | simplifycfg.run(fn)),
     "dce": _one_pass(lambda fn: copyprop.run(fn) | dce.run(fn)),
+    "checkpoints": _one_pass(lambda fn: copyprop.run(fn) | simplifycfg.run(fn) | checkpoints.run(fn)),
     "optimized": _until("clean-specialized"),
+    "unroll": _until("unroll"),
     "narrow": _until("narrow"),
     "typed": _typed,
     "plans": _plans,

@@ -447,3 +447,33 @@ def test_an_indexed_tuple_item_borrows_its_array(src: str) -> None:
         check(f, np.arange(4.0))
     assert native_ran(f)
     assert lib.cb_live_allocations() == before
+
+
+@pytest.mark.parametrize("result", ["keep", "di", "dj"])
+def test_a_local_read_after_loops_with_breaks_is_typed_at_the_fixpoint(result: str) -> None:
+    # Typing refused "a local variable read where it is never bound" for `keep` after
+    # four nested loops with breaks: in an early round of the fixpoint the read's
+    # value was only the unbound one (the loops' values had not come in yet), and it
+    # raised there instead of waiting. Such a read now gives no value until one comes.
+    src = (
+        "def f(mask, out):\n"
+        "    h, w = mask.shape\n"
+        "    for i in range(1, h - 1):\n"
+        "        for j in range(1, w - 1):\n"
+        "            keep = 1\n"
+        "            for di in range(-1, 2):\n"
+        "                for dj in range(-1, 2):\n"
+        "                    if mask[i + di, j + dj] == 0:\n"
+        "                        keep = 0\n"
+        "                        break\n"
+        "                if keep == 0:\n"
+        "                    break\n"
+        "            out[i, j] = keep\n"
+        f"    return {result}\n"
+    )
+    f = compile_source(src)
+    rng = np.random.default_rng(1)
+    for shape in [(4, 5), (2, 6), (6, 2), (3, 3)]:
+        mask = (rng.random(shape) > 0.2).astype(np.uint8)
+        check(f, mask, np.zeros_like(mask))
+    assert "interpreted" not in f.explain(), f.explain()

@@ -217,6 +217,16 @@ class StoreItem(_Operands):
         self.obj, self.index, self.value = obj, index, value
 
 
+def index_items(op: "Subscript | StoreItem") -> list[Value]:
+    """The index values of an element access: the items of a tuple index (``m[i, j]``,
+    or constant folding's ``m[0, 1]``), else the one index."""
+    if isinstance(op.index, BuildTuple):
+        return list(op.index.items)
+    if isinstance(op.index, Const) and isinstance(op.index.value, tuple):
+        return [Const(v) for v in op.index.value]
+    return [op.index]
+
+
 class Checkpoint(Op):
     """A resume point of a function that writes to memory: the interpreter can take
     the call over at bytecode byte `offset` with local `names[k]` holding `values[k]`

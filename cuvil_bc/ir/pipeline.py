@@ -12,7 +12,7 @@ from typing import Callable
 
 from .facts import UNTYPED, Facts
 from .function import Function
-from .passes import constfold, copyprop, dce, simplifycfg, unbound
+from .passes import checkpoints, constfold, copyprop, dce, simplifycfg, unbound
 from .verifier import verify
 
 Pass = Callable[[Function, Facts], bool]
@@ -23,6 +23,7 @@ PIPELINE: list[tuple[str, Pass]] = [
     ("constfold", constfold.run),  # evaluate constant ops with CPython's own semantics
     ("simplifycfg", simplifycfg.run),  # branches on folded conditions, unreachable blocks, merges
     ("dce", dce.run),  # then drop what nothing uses any more
+    ("checkpoints", checkpoints.run),  # resume points with nothing written since the last
 ]
 
 #: Set by the test suite so that every pass is followed by the verifier.

@@ -67,13 +67,14 @@ class ArrayAccess:
         assert isinstance(t, ArrayType)
         if isinstance(index[1], TupleType):
             indices = [b.extract_value(index[0], k) for k in range(t.ndim)]
-            sources = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [None] * t.ndim
+            items = O.index_items(op)
+            sources = items if len(items) == t.ndim else [None] * t.ndim  # type: ignore[assignment]
         else:
             indices = [index[0]]
             sources = [op.index]
         offset = em.i64(0)
         if dims is not None:
-            if not isinstance(op.index, O.BuildTuple):
+            if len(O.index_items(op)) == 1:
                 sources = [op.index]  # m[i]: the one index
             indices, sources = indices[:dims], sources[:dims]
         bad: ir.Value | None = None  # in a strip: the index failed its bounds test

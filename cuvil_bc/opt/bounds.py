@@ -333,7 +333,7 @@ class BoundsPlan:
                 if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
                     continue
                 t = value_type(op.obj)
-                items = list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+                items = O.index_items(op)  # type: ignore[arg-type]
                 for k, index in enumerate(items[: t.ndim]):  # type: ignore[attr-defined]
                     if in_bounds(index, op.obj, k):
                         self.proven.add((op, k))

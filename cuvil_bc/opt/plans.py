@@ -114,7 +114,7 @@ def _bounds(fn: Function, bounds: BoundsPlan, name: Namer) -> str:
         if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
             continue
         ndim = value_type(op.obj).ndim  # type: ignore[attr-defined]
-        count = min(ndim, len(op.index.items) if isinstance(op.index, O.BuildTuple) else 1)
+        count = min(ndim, len(O.index_items(op)))
         marks = []
         for k in range(count):
             how = ["proven"] if (op, k) in bounds.proven else []

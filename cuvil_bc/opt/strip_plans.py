@@ -253,7 +253,7 @@ def index_step(op: O.Value, item: O.Value) -> bool:
 
 def indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
     """The index values of an element access, one per dimension given."""
-    return list(op.index.items) if isinstance(op.index, O.BuildTuple) else [op.index]
+    return O.index_items(op)
 
 
 def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlock) -> bool:

@@ -56,9 +56,11 @@ def may_raise(op: O.Op) -> bool:
     if isinstance(op, O.Call) and isinstance(op.func, O.Const) and not op.kwnames:
         row = lookup(op.func.value)
         # (a NumPy scalar argument may warn, as in arithmetic)
-        return row is None or row.may_raise or any(
-            isinstance(t, NpScalar) or t in row.raises_for for v in op.args for t in options(v.type)  # type: ignore[arg-type]
-        )
+        if row is None or any(isinstance(t, NpScalar) or t in row.raises_for for v in op.args for t in options(v.type)):  # type: ignore[arg-type]
+            return True
+        if row.obj is range:  # of ints: only a zero step raises
+            return len(op.args) == 3 and not _nonzero_const(op.args[2])
+        return row.may_raise
     if isinstance(op, O.GetIter):
         return op.type != RANGE_ITER
     if isinstance(op, O.BinOp):

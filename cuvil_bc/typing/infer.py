@@ -134,7 +134,9 @@ class Inferencer:
                 return BOTTOM
             if op.is_none is None:  # a read of a local that may be unbound
                 if ts[0] == UNDEF:
-                    raise Unsupported("a local variable read where it is never bound")
+                    # Never bound (so far: a loop's values may still come in): the read
+                    # raises UnboundLocalError, a deopt, and gives no value.
+                    return BOTTOM
                 return union_of([t for t in options(ts[0]) if t != UNDEF])
             kept = [t for t in options(ts[0]) if (t == NONE) == op.is_none]
             return union_of(kept)  # BOTTOM when the test can never lead here
