@@ -94,7 +94,7 @@ class FunctionLowering:
         order = fn.rpo()
         for block in order:
             self.blocks[block] = em.block(block.name)
-        self.loops = LoopControl(em, fn, order, self.blocks, self.strips, self.track)
+        self.loops = LoopControl(em, fn, order, self.blocks, self.strips)
         if self.floats.deferred:
             em.prepare_warnings()
         em.builder.position_at_end(em.alloca_block)

@@ -57,14 +57,16 @@ class LoopControl:
     """The latches, chunks and signal polls of one function's loops.
 
     `blocks` are the LLVM blocks of the function's blocks; `strips` the headers of the
-    loops that run in strips (strips.py), which poll at their header and get no latch;
-    with `track` (the function holds array references) no header gets a latch, since
-    the edges that release references go to the header itself."""
+    loops that run in strips (strips.py), which poll at their header and get no latch.
+    In a function that holds array references (`track`), an edge that releases some
+    goes through a block of its own (refcount.Holdings.edge) and on to the latch.
+    (Without latches there, LLVM made nested loops of nanstd_2d's and jacobi_solve's
+    ``if`` bodies: 3.7x and 2.7x Numba's time, 2.9x and 2.0x with them.)"""
 
-    def __init__(self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: Container[BasicBlock], track: bool) -> None:
+    def __init__(self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: Container[BasicBlock]) -> None:
         self.em = em
         self.blocks = blocks
-        self.latches = {} if track else self._plan_latches(fn, order, strips)
+        self.latches = self._plan_latches(fn, order, strips)
         self.latch_phi_map: dict[ir.PhiInstr, list[ir.PhiInstr]] = {}
         self.polled, self.chunks = self._plan_polls(fn, strips)
         self.signals_at_entry: ir.Value | None = None
