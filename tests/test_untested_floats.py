@@ -281,3 +281,53 @@ B0:
     assert plan.op_tests(ops["%0"]) == plan.op_tests(ops["%1"])  # neither tests anything
     assert plan.op_tests(ops["%0"]).tests == [] and not plan.op_tests(ops["%1"]).self_test
     assert plan.op_tests(ops["%2"]).tests == [ops["%1"]]  # the compare tests the sum first
+
+
+def _float32(values: list[float]) -> np.ndarray:
+    """Float64 test values brought to float32's range: 1e300 -> 1e30 and so on, so that
+    the same sums and products overflow in single precision."""
+    return np.array([math.copysign(10.0 ** (math.log10(abs(v)) / 10.0), v) if math.isfinite(v) and abs(v) > 1e100 else v for v in values], dtype=np.float32)
+
+
+F32_WRITER = build(
+    """
+def f(a, b, out):
+    s = 0.0
+    for i in range(len(a)):
+        t = a[i] * b[i]
+        out[i] = t + a[i] * 0.5
+        s = s + t
+    return s
+"""
+)
+
+
+@pytest.mark.parametrize("f", TWO_ARGS, ids=["overwritten", "early_return", "break", "conditional", "nested"])
+def test_float32_arithmetic_defers_its_warnings_as_float64_does(f) -> None:  # type: ignore[no-untyped-def]
+    """np.float32 ``+ - *`` carry an infinity or NaN on as np.float64 ones do: a
+    function that only reads tests them where the plan says, not at every op."""
+    for a, b in PAIRS:
+        check(f, _float32(a), _float32(b))
+    check(f, np.linspace(-3.0, 3.0, 500, dtype=np.float32), np.linspace(1.0, 2.0, 500, dtype=np.float32))
+    assert native_ran(f), f.explain()
+    if f is NESTED:  # (a test per op, a branch each, kept it from vectorizing)
+        assert re.search(r"fmul <\d+ x float>", f.inspect_llvm())
+
+
+@given(overflowing_vectors(12), overflowing_vectors(12))
+@settings(max_examples=100, deadline=None)
+def test_float32_shapes_match_cpython(a: np.ndarray, b: np.ndarray) -> None:
+    n = min(len(a), len(b))
+    with np.errstate(over="ignore", invalid="ignore"):
+        a32, b32 = a[:n].astype(np.float32), b[:n].astype(np.float32)
+    for f in TWO_ARGS:
+        check(f, a32, b32)
+    if n:
+        check(F32_WRITER, a32, b32, np.zeros(n, dtype=np.float32))
+
+
+def test_a_float32_writer_tests_before_its_next_resume_point() -> None:
+    for a, b in PAIRS[:-1]:
+        check(F32_WRITER, _float32(a), _float32(b), np.zeros(len(a), dtype=np.float32))
+    check(F32_WRITER, np.float32([3e38, 2.0]), np.float32([1.0, 1.0]), np.zeros(2, dtype=np.float32))  # t + a/2 overflows
+    assert native_ran(F32_WRITER)

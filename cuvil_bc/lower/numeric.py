@@ -511,11 +511,9 @@ def narrow_binop(em: Emitter, op: str, a: Typed, c: Typed, result: NpScalar) -> 
     b = em.builder
     if result.name == "float32":
         x, y = to_float32(em, a), to_float32(em, c)
-        if op == "/":
-            em.deopt_if(b.fcmp_ordered("==", y, ir.Constant(F32, 0.0)))
         r = {"+": b.fadd, "-": b.fsub, "*": b.fmul, "/": b.fdiv}[op](x, y)
-        wide = b.fpext(r, F64)
-        deopt_on_float_error(em, wide, [b.fpext(x, F64), b.fpext(y, F64)])
+        wide = b.fpext(r, F64)  # (exact: a float32 infinity or NaN stays one)
+        float_warning_test(em, op, wide, lambda: [b.fpext(x, F64), b.fpext(y, F64)])  # (x / 0 is non-finite too)
         return wide, result
     _weak_ints_fit(em, (a, c), result.name)
     val, _ = binop(em, op, (em.as_int(_plain(a)), INT), (em.as_int(_plain(c)), INT), INT)
@@ -552,17 +550,26 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         em.warn_if(em.builder.extract_value(pair, 1))
         return em.builder.extract_value(pair, 0), result
     val, _ = binop(em, op, _plain(a), _plain(c), plain)
+    if result == NP_F64:
+        float_warning_test(em, op, val, lambda: [em.as_float(a), em.as_float(c)])
+    return val, result
+
+
+def float_warning_test(em: Emitter, op: str, val: ir.Value, operands: Callable[[], list[ir.Value]]) -> None:
+    """The test for NumPy's float warnings of an np.float64 or np.float32 ``op`` whose
+    result (as a double) is `val`, as the finiteness plan says (`em.float_warning_check`,
+    opt/finiteness.FloatTests.arithmetic_test): in a function that only reads, ``+ - *``
+    defer theirs (Python's lowering of them has no guard of its own: the value is
+    NumPy's, only the warning may be due); "none": a later test covers it;
+    "conservative": any non-finite result; "precise": one from numbers (`operands`)."""
     check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
-    if result == NP_F64 and op in ("+", "-", "*") and not em.precise:
-        # Python's float lowering of + - * has no guard of its own: the value is
-        # NumPy's, only the warning may be due (deferred: Emitter.warn_if).
+    if op in ("+", "-", "*") and not em.precise:
         if check != "none":
             em.warn_if_not_finite(val)
-    elif result == NP_F64 and check == "conservative":
+    elif check == "conservative":
         em.deopt_if(not_finite(em, val))
-    elif result == NP_F64 and check == "precise":
-        deopt_on_float_error(em, val, [em.as_float(a), em.as_float(c)])
-    return val, result
+    elif check == "precise":
+        deopt_on_float_error(em, val, operands())
 
 
 _WRAPPING = {"+": "sadd", "-": "ssub", "*": "smul"}

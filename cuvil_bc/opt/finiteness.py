@@ -50,11 +50,17 @@ from ..ir.function import BasicBlock, Function
 from ..ir.dominance import natural_loops
 from ..typing.infer import value_type
 from ..typing.primitives import Primitive, lookup
-from ..typing.types import FLOAT, NP_F64, NP_I64, options
+from ..typing.types import FLOAT, NP_F64, NP_I64, NpScalar, Type, options
+
+
+def numpy_float(t: Type | None) -> bool:
+    """An np.float64 or np.float32: its arithmetic warns where its result is an
+    infinity or NaN made from numbers, and an infinity or NaN survives its ``+ - *``."""
+    return isinstance(t, NpScalar) and t.base == FLOAT
 
 
 def _arith(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type in (FLOAT, NP_F64)
+    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and (v.type == FLOAT or numpy_float(v.type))
 
 
 class UntestedFloats:
@@ -100,7 +106,7 @@ class UntestedFloats:
             return self.source(v)
         if not _arith(v):
             return False
-        return v.type == NP_F64 or self.carrier(v.lhs) or self.carrier(v.rhs)  # type: ignore[attr-defined]
+        return numpy_float(v.type) or self.carrier(v.lhs) or self.carrier(v.rhs)  # type: ignore[attr-defined]
 
     def carrying(self, phi: O.Phi) -> bool:
         found = self._carrying.get(phi)
@@ -210,11 +216,11 @@ class UntestedFloats:
 
 
 def _chains(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and v.type == NP_F64
+    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and numpy_float(v.type)
 
 
 def _divides(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op == "/" and v.type == NP_F64
+    return isinstance(v, O.BinOp) and v.op == "/" and numpy_float(v.type)
 
 
 def _math_function(v: O.Value) -> Primitive | None:
@@ -263,7 +269,7 @@ class FloatTests:
         #: A function that only reads and has NumPy arithmetic or a deferrable `math`
         #: call: tests set a flag that is looked at once, on return (Emitter.warn_if).
         self.deferred = not fn.writes and any(
-            (isinstance(op, O.BinOp) and op.type is not None and {NP_F64, NP_I64} & set(options(op.type)))
+            (isinstance(op, O.BinOp) and op.type is not None and any(t == NP_I64 or numpy_float(t) for t in options(op.type)))
             or self.defers_math_error(op)
             for op in fn.ops()
         )

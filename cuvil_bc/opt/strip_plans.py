@@ -24,6 +24,7 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
 from ..typing.types import FLOAT, INT, NP_F64, RANGE_ITER, ArrayType, holds_array
+from .finiteness import numpy_float
 
 #: The most ops a buffered strip's body may have (it is unrolled completely).
 SHORT_BODY_OPS = 40
@@ -104,7 +105,7 @@ def absorbed_ops(header: BasicBlock, body: BasicBlock) -> frozenset[O.Op]:
     replaces one test per iteration."""
 
     def absorbing(op: O.Value) -> bool:
-        return isinstance(op, O.BinOp) and op.block is body and op.op in ("+", "-", "*") and op.type in (FLOAT, NP_F64)
+        return isinstance(op, O.BinOp) and op.block is body and op.op in ("+", "-", "*") and (op.type == FLOAT or numpy_float(op.type))
 
     found: set[O.Op] = set()
     for phi in header.phis():
