@@ -467,7 +467,7 @@ int cb_publish_types(void) {
                 status = -1;
             Py_XDECREF(type);
         }
-        PyMethodDef *functions[] = {&function_changed_def, &cb_set_math_functions_def};
+        PyMethodDef *functions[] = {&function_changed_def, &cb_set_math_functions_def, &cb_set_numpy_errstate_def, &cb_numpy_underflow_ignored_def};
         for (size_t k = 0; module != NULL && status == 0 && k < sizeof functions / sizeof functions[0]; k++) {
             PyObject *function = PyCFunction_New(functions[k], NULL);
             if (function == NULL || PyObject_SetAttrString(module, functions[k]->ml_name, function) < 0)

@@ -90,6 +90,7 @@ typedef struct {
     int result;     /* where the result's program starts */
     int release_gil;
     int calls_compiled; /* its native code calls compiled functions: see start_depth */
+    int numpy_floats;   /* its native code computes with NumPy floats: see underflow_ignored */
     cb_native_target *target; /* in memory that `keep` holds */
 } cb_signature;
 
@@ -595,6 +596,56 @@ static PyObject *entry_vectorcall(PyObject *callable, PyObject *const *args, siz
     return result;
 }
 
+/* NumPy warns about an underflow only if its error state asks for it (np.seterr,
+ * np.errstate: "ignore" by default), and native code does not look: a signature that
+ * computes with NumPy floats runs natively only while underflows are ignored. NumPy 2
+ * keeps the state in a context variable; the verdict is cached for the last value seen
+ * (held, so that its identity stays its own), and asked of Python (`probe`) for a new
+ * one. Without the variable (set_numpy_errstate not called: no NumPy), nothing to ask. */
+static PyObject *errstate_var = NULL, *errstate_probe = NULL, *errstate_seen = NULL;
+static int errstate_ignored = 1;
+
+static int underflow_ignored(void) {
+    if (errstate_var == NULL)
+        return 1;
+    PyObject *value;
+    if (PyContextVar_Get(errstate_var, NULL, &value) < 0 || value == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    if (value != errstate_seen) {
+        PyObject *verdict = PyObject_CallNoArgs(errstate_probe);
+        int ignored = verdict == Py_True;
+        if (verdict == NULL)
+            PyErr_Clear();
+        Py_XDECREF(verdict);
+        Py_XSETREF(errstate_seen, Py_NewRef(value));
+        errstate_ignored = ignored;
+    }
+    Py_DECREF(value);
+    return errstate_ignored;
+}
+
+static PyObject *set_numpy_errstate(PyObject *module, PyObject *args) {
+    (void)module;
+    PyObject *var, *probe;
+    if (!PyArg_ParseTuple(args, "O!O:set_numpy_errstate", &PyContextVar_Type, &var, &probe))
+        return NULL;
+    Py_XSETREF(errstate_var, Py_NewRef(var));
+    Py_XSETREF(errstate_probe, Py_NewRef(probe));
+    Py_CLEAR(errstate_seen);
+    Py_RETURN_NONE;
+}
+
+static PyObject *numpy_underflow_ignored(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(underflow_ignored());
+}
+
+PyMethodDef cb_set_numpy_errstate_def = {"set_numpy_errstate", set_numpy_errstate, METH_VARARGS, NULL};
+PyMethodDef cb_numpy_underflow_ignored_def = {"numpy_underflow_ignored", numpy_underflow_ignored, METH_NOARGS, NULL};
+
 static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py_ssize_t nargs) {
     int hold = guards_hold(self, set);
     if (hold <= 0)
@@ -607,7 +658,7 @@ static PyObject *call_set(cb_entry *self, cb_set *set, PyObject *const *args, Py
             r = unbox(sig->slots, &at, args[k], in, &n);
         if (r == NO_MATCH)
             continue;
-        if (r == FALL)
+        if (r == FALL || (sig->numpy_floats && !underflow_ignored()))
             return Py_NewRef(self->fall);
         typedef int32_t (*words_entry)(int64_t *, const cb_word *, cb_word *, int32_t, cb_word *);
         words_entry fn = (words_entry)sig->target->fn;
@@ -750,9 +801,9 @@ static PyObject *entry_set(PyObject *op, PyObject *args) {
     }
     for (; done < count; done++) {
         PyObject *arg_slots, *ret_slots, *owner;
-        int release, calls_compiled;
+        int release, calls_compiled, numpy_floats;
         unsigned long long address;
-        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, done), "O!O!ppKO", &PyTuple_Type, &arg_slots, &PyTuple_Type, &ret_slots, &release, &calls_compiled, &address, &owner))
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, done), "O!O!pppKO", &PyTuple_Type, &arg_slots, &PyTuple_Type, &ret_slots, &release, &calls_compiled, &numpy_floats, &address, &owner))
             goto fail;
         Py_ssize_t na = PyTuple_GET_SIZE(arg_slots), nr = PyTuple_GET_SIZE(ret_slots);
         cb_signature *sig = &made[done];
@@ -764,6 +815,7 @@ static PyObject *entry_set(PyObject *op, PyObject *args) {
         sig->result = (int)na;
         sig->release_gil = release;
         sig->calls_compiled = calls_compiled;
+        sig->numpy_floats = numpy_floats;
         sig->target = (cb_native_target *)(uintptr_t)address;
         for (Py_ssize_t k = 0; k < na + nr; k++) {
             PyObject *item = k < na ? PyTuple_GET_ITEM(arg_slots, k) : PyTuple_GET_ITEM(ret_slots, k - na);

@@ -10,6 +10,8 @@ PyObject *cb_make_counter_type(void);
 /* set_math_functions(functions): what cb_math_call (entry.c) calls, by index: a tuple
  * of (callable, number of arguments). */
 extern PyMethodDef cb_set_math_functions_def;
+extern PyMethodDef cb_set_numpy_errstate_def;
+extern PyMethodDef cb_numpy_underflow_ignored_def;
 
 /* tp_dealloc of a garbage-collected heap type whose tp_clear is `clear`. */
 static inline void cb_gc_dealloc(PyObject *op, inquiry clear) {

@@ -49,6 +49,9 @@ class Specialization(Work):
     entry_address: int = 0  # of `entry`'s machine code, once in the JIT
     words_entry_address: int = 0  # of `words_entry`'s (0: none)
     loops: bool = True  # whether its IR has loops (code that can run long: see the dispatcher)
+    #: Whether its code, or a native callee's, computes with NumPy float scalars, whose
+    #: underflow NumPy reports only under a non-default error state (`numpy_floats`).
+    numpy_floats: bool = True
     #: Its code's resume points by number (lower/points.py), for the dispatcher to register.
     resume_points: dict[int, "ResumeInfo"] = field(default_factory=dict)
     words_entry: str | None = None  # what the C entry calls: see entry.emit_words_entry
@@ -226,6 +229,11 @@ class Compiler:
             spec.entry_address = jit.address(entry)
             spec.words_entry_address = jit.address(words_entry) if words_entry is not None else 0
             spec.loops = bool(natural_loops(spec.fn)) if spec.fn is not None else True
+            spec.numpy_floats = numpy_floats(spec)
+            if spec.numpy_floats:
+                from .lower.runtime import watch_numpy_errstate
+
+                watch_numpy_errstate()
             # Only once the module is loaded: a spec with an entry is one whose code is
             # in the JIT, so an exception (or Ctrl-C) above leaves nothing half done,
             # and the next compile of it starts again.
@@ -300,3 +308,23 @@ class _Callees:
 COMPILER = Compiler()
 if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=COMPILER._after_fork_in_child)
+
+
+def numpy_floats(spec: Specialization, seen: set[int] | None = None) -> bool:
+    """Whether `spec` or one of its native callees has a value that is an np.float64 or
+    np.float32 (or may be one). NumPy reports the underflows of their arithmetic, and
+    of their casts into float32 arrays, only when its error state asks for it (the
+    default ignores them): native code does not look, so the C entry and the
+    dispatcher run such a signature natively only while underflows are ignored."""
+    from .typing.types import FLOAT, NpScalar, options
+
+    seen = set() if seen is None else seen
+    if id(spec) in seen:
+        return False
+    seen.add(id(spec))
+    if spec.fn is None:
+        return True
+    for op in spec.fn.ops():
+        if op.type is not None and any(isinstance(t, NpScalar) and t.base == FLOAT for t in options(op.type)):
+            return True
+    return any(numpy_floats(c, seen) for c in spec.callees)

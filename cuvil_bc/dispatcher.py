@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
-from .abi import MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT
+from .abi import MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
@@ -64,7 +64,7 @@ class _Native:
             # has (csrc/entry.c, cb_gil_work); a loop-free leaf never does.
             may_release = spec.loops or self.calls_python
             address = int(ffi.cast("uintptr_t", self.target))
-            self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, address, self.target)
+            self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, spec.numpy_floats, address, self.target)
         self.nwords = max(1, words(spec.return_type))
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
@@ -187,6 +187,9 @@ class Dispatcher:
             if not g.holds():
                 self._invalidate()
                 return self._call_generic(args, {}, here)
+        if native.spec.numpy_floats and not runtime_types().numpy_underflow_ignored():
+            # NumPy reports underflows (np.seterr, np.errstate): native code does not.
+            return self._interpret(args, kwargs, here)
         depth = 0
         if native.calls_python:
             # Native calls must not go deeper than CPython would allow from here.

@@ -125,8 +125,8 @@ def test_the_gil_is_kept_for_loop_free_code() -> None:
     short = compile_source("def f(a, b):\n    return a + b\n")
     long = compile_source("def f(n):\n    s = 0\n    for i in range(n):\n        s += i\n    return s\n")
     short(1, 2), long(10)
-    [(_, _, short_releases, _, _, _)] = [n.fast for n in short.dispatcher._native.values()]
-    [(_, _, long_releases, _, _, _)] = [n.fast for n in long.dispatcher._native.values()]
+    [(_, _, short_releases, _, _, _, _)] = [n.fast for n in short.dispatcher._native.values()]
+    [(_, _, long_releases, _, _, _, _)] = [n.fast for n in long.dispatcher._native.values()]
     assert not short_releases and long_releases
 
 
@@ -142,15 +142,15 @@ def test_an_entry_refuses_what_does_not_fit() -> None:
     assert e(1) is fall and e() is fall and e(1, 2) is fall
     ok = (_slot("i"),)
     with pytest.raises(ValueError):
-        e.set([((_slot("x"),), ok, 0, 0, 0, None)], [])  # no such kind
+        e.set([((_slot("x"),), ok, 0, 0, 0, 0, None)], [])  # no such kind
     with pytest.raises(ValueError):
-        e.set([((_slot("u", object, 1), _slot("i")), ok, 0, 0, 0, None)], [])  # a union argument
+        e.set([((_slot("u", object, 1), _slot("i")), ok, 0, 0, 0, 0, None)], [])  # a union argument
     with pytest.raises(ValueError):
-        e.set([(ok, (_slot("A", np.ndarray, 0),), 0, 0, 0, None)], [])  # an array of no dimensions
+        e.set([(ok, (_slot("A", np.ndarray, 0),), 0, 0, 0, 0, None)], [])  # an array of no dimensions
     with pytest.raises(ValueError):
-        e.set([((("i", 0, "int", None, 0, 0, 0),), ok, 0, 0, 0, None)], [])  # not a type
+        e.set([((("i", 0, "int", None, 0, 0, 0),), ok, 0, 0, 0, 0, None)], [])  # not a type
     with pytest.raises(ValueError):
-        e.set([(ok, ok, 0, 0, 0, None)] * 9, [])  # more signatures than it holds
+        e.set([(ok, ok, 0, 0, 0, 0, None)] * 9, [])  # more signatures than it holds
     with pytest.raises(TypeError):
         e.set([(ok, ok)], [])
     with pytest.raises(ValueError):

@@ -477,3 +477,29 @@ def test_a_local_read_after_loops_with_breaks_is_typed_at_the_fixpoint(result: s
         mask = (rng.random(shape) > 0.2).astype(np.uint8)
         check(f, mask, np.zeros_like(mask))
     assert "interpreted" not in f.explain(), f.explain()
+
+
+UNDERFLOWS = (
+    "def f(a):\n    s = 0.0\n    for i in range(a.shape[0]):\n        s += a[i] * 1e-300\n    return s\n",
+    "def f(a, out):\n    for i in range(a.shape[0]):\n        out[i] = a[i] * 1e-20\n    return out\n",  # a cast into float32
+    "def g(a):\n    return a[0] * a[1]\n\ndef f(a):\n    t = 0.0\n    for i in range(3):\n        t += g(a)\n    return t\n",  # a native callee's
+)
+
+
+@pytest.mark.parametrize("src", UNDERFLOWS)
+@pytest.mark.parametrize("mode", ["warn", "raise", "ignore", "print"])
+def test_numpy_underflows_are_reported_under_its_error_state(src: str, mode: str) -> None:
+    # np.seterr(under=...) or np.errstate: NumPy then warns about (or raises at) an
+    # underflow of scalar arithmetic or of a cast into float32. Native code never
+    # looked: under "raise" CPython raised FloatingPointError and the compiled call
+    # returned a value. Such calls now run interpreted while NumPy's state asks for
+    # underflows, and natively again once it ignores them.
+    f = compile_source(src, np=np)
+    a = np.array([1e-200, 1e-200, 3.0])
+    args = (a, np.zeros(3, dtype=np.float32)) if "out" in src else (a,)
+    check(f, *args)
+    with np.errstate(under=mode):
+        check(f, *args, native=mode == "ignore")
+    before = f.stats["native_calls"]
+    check(f, *args)
+    assert f.stats["native_calls"] > before  # (ignored again: native again)

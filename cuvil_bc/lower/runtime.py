@@ -28,6 +28,36 @@ MATH_VIA_CPYTHON = tuple(row.obj for row in VIA_CPYTHON)
 abi.runtime_types().set_math_functions(MATH_VIA_CPYTHON)
 
 
+_errstate_watched = False
+
+
+def watch_numpy_errstate() -> None:
+    """Let the C entry and the dispatcher see NumPy's error state (csrc/entry.c,
+    underflow_ignored): NumPy 2 keeps it in a context variable. Called once NumPy
+    floats are compiled (NumPy is imported by then)."""
+    global _errstate_watched
+    if _errstate_watched:
+        return
+    import numpy as np
+
+    try:
+        from numpy._core._ufunc_config import _extobj_contextvar as var
+    except ImportError:  # (not NumPy 2's layout: every call asks NumPy itself)
+        import contextvars
+
+        var = contextvars.ContextVar("cuvil_bc.numpy.errstate")  # (never set: always its default)
+
+        def probe() -> bool:
+            return False  # (unknown: the calls run interpreted)
+    else:
+
+        def probe() -> bool:
+            return np.geterr()["under"] == "ignore"
+
+    abi.runtime_types().set_numpy_errstate(var, probe)
+    _errstate_watched = True
+
+
 #: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
 RUNTIME_SYMBOLS = frozenset(
     {"cb_math_call", "cb_complex_prod", "cb_complex_quot", "cb_complex_abs", "cb_tgamma", "cb_lgamma", "cb_remainder", "cb_hypot", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_park_deopt", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
