@@ -5,8 +5,9 @@
  *
  * Each signature is two programs of slots in preorder, one for the arguments and one
  * for the result, in the boundary layout of cuvil_bc/lower/ltypes.py:
- *   'i' int: one word (an int beyond int64 makes the call fall back)
- *   'w' (results only) an int in [0, 2**64): one word, its bits read as unsigned
+ *   'i' int: one word (an int beyond int64 matches no 'i' slot)
+ *   'w' an int in [0, 2**64), one word, its bits read as unsigned; as an argument only
+ *       one in [2**63, 2**64) (smaller ones are 'i')
  *   'b' bool: one word, 0 or 1
  *   'd' float: one word
  *   'n' None: no word
@@ -271,7 +272,18 @@ static int unbox(const cb_slot *slots, int *at, PyObject *v, cb_word *w, int *n)
     case 'i': {
         int overflow = 0;
         w[(*n)++].i = PyLong_AsLongLongAndOverflow(v, &overflow);
-        return overflow ? FALL : MATCH; /* beyond int64: CPython's big ints */
+        return overflow ? NO_MATCH : MATCH; /* beyond int64: a 'w' signature, or CPython's big ints */
+    }
+    case 'w': { /* an int in [2**63, 2**64): smaller ones are 'i' */
+        unsigned long long u = PyLong_AsUnsignedLongLong(v);
+        if (u == (unsigned long long)-1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return NO_MATCH;
+        }
+        if (u < (1ULL << 63))
+            return NO_MATCH;
+        w[(*n)++].i = (int64_t)u;
+        return MATCH;
     }
     case 'b':
         w[(*n)++].i = v == Py_True;
@@ -733,7 +745,7 @@ static int read_slot(PyObject *item, cb_slot *s, PyObject *keep, int result) {
     PyObject *type, *dtype;
     if (!PyArg_ParseTuple(item, "siOOiin", &kind, &s->count, &type, &dtype, &s->writeable, &s->unit, &s->itemsize))
         return -1;
-    const char *kinds = result ? "iwbdncFIBtuA" : "ibdncFIBtA";
+    const char *kinds = result ? "iwbdncFIBtuA" : "iwbdncFIBtA";
     if (strlen(kind) != 1 || !strchr(kinds, kind[0]) || !PyType_Check(type) || s->count < 0 || (kind[0] == 'A' && (s->count < 1 || s->count > 32))) {
         PyErr_SetString(PyExc_ValueError, "a slot that the C entry does not know");
         return -1;

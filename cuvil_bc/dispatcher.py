@@ -434,16 +434,30 @@ class Dispatcher:
             if key in self._native:
                 return self._native[key]
             start = time.perf_counter()
+            guards = list(self._guards)
             try:
                 spec = COMPILER.compile(self.py_func, argtypes)
                 resume.register(spec.all_resume_points())  # before any of its code runs
                 native = _Native(spec)
+                self._native[key] = native
+                have = {(id(g.namespace), g.name, id(g.expected), g.is_attr) for g in self._guards}
+                for g in spec.all_guards():
+                    # (each specialisation brings its own Guard objects for the same names:
+                    # every call tests each distinct one once)
+                    gkey = (id(g.namespace), g.name, id(g.expected), g.is_attr)
+                    if g.namespace is not self.py_func and gkey not in have:
+                        have.add(gkey)
+                        self._guards.append(g)
+                self._regenerate()  # (the C entry may refuse what it is given: internal)
             except CompileError as e:
                 self._fail(key, str(e), e)
                 if self.strict:
                     raise
                 return None
             except Exception as e:  # an internal compiler error: never crash the program
+                if self._native.pop(key, None) is not None:
+                    self._guards = guards
+                    self._regenerate()
                 error = self._fail(key, f"internal compiler error: {type(e).__name__}: {e}")
                 if self.strict:
                     raise error from e
@@ -454,16 +468,6 @@ class Dispatcher:
                 return None
             finally:
                 self._counts["compile_seconds"] += time.perf_counter() - start
-            self._native[key] = native
-            have = {(id(g.namespace), g.name, id(g.expected), g.is_attr) for g in self._guards}
-            for g in spec.all_guards():
-                # (each specialisation brings its own Guard objects for the same names:
-                # every call tests each distinct one once)
-                key = (id(g.namespace), g.name, id(g.expected), g.is_attr)
-                if g.namespace is not self.py_func and key not in have:
-                    have.add(key)
-                    self._guards.append(g)
-            self._regenerate()
             return native
 
     def _invalidate(self) -> None:
@@ -661,7 +665,12 @@ def argument_types(args: tuple[Any, ...]) -> tuple[Type, ...] | None:
 def argument_key(args: tuple[Any, ...]) -> tuple[object, ...]:
     """What selects a specialisation: each argument's type (a tuple's item types, an
     array's dtype and dimensions; `Uncompilable` for a tuple that cannot be compiled)."""
-    return tuple([type(a) if type(a) in _PLAIN else _structured_key(a) for a in args])
+    return tuple([type(a) if type(a) in _PLAIN and not _wide(a) else _structured_key(a) for a in args])
+
+
+def _wide(value: Any) -> bool:
+    """An int beyond int64: a `UINT` up to 2**64 (typeof), else not compiled."""
+    return type(value) is int and not -9223372036854775808 <= value <= 9223372036854775807
 
 
 _NDARRAY: Any = None  # numpy.ndarray, once NumPy is imported

@@ -164,13 +164,16 @@ def _assert_entered(compiled: Any, args: tuple[Any, ...], before: float) -> None
 
 def can_enter_native(args: tuple[Any, ...]) -> bool:
     """Whether arguments like these can be passed to native code at all: every int
-    fits in int64, and every value has a type that compiles."""
+    fits in int64, and every value has a type that compiles. (An int in [2**63, 2**64)
+    compiles as a `UINT`, but few operators take one: a test must say if it expects
+    native code there.)"""
     from .errors import CompileError
-    from .typing.types import typeof
+    from .typing.types import UINT, typeof
 
     try:
         for a in args:
-            typeof(a)
+            if typeof(a) == UINT:
+                return False
     except CompileError:
         return False
     return True

@@ -158,3 +158,83 @@ def test_a_uint_result_crosses_the_boundary() -> None:
     )
     for seed in (1, 2, 3, 99):
         check(h, np.zeros(50), seed)  # (a zero divisor resumes the interpreter mid-loop)
+
+
+PCG = compile_source(
+    """
+import numpy as np
+
+def f(out, state, inc):
+    inc = (inc << 1 | 1) & 0xFFFF_FFFF_FFFF_FFFF
+    for i in range(len(out)):
+        old = state
+        state = (old * 6364136223846793005 + inc) & 0xFFFF_FFFF_FFFF_FFFF
+        xorshifted = (((old >> 18) ^ old) >> 27) & 0xFFFFFFFF
+        rot = old >> 59
+        out[i] = ((xorshifted >> rot) | (xorshifted << ((-rot) & 31))) & 0xFFFFFFFF
+    return state, state + 1 if state < 2**63 else state - 1
+"""
+)
+
+
+def test_int_arguments_up_to_two_to_the_64_are_uints() -> None:
+    """A 64-bit state passed as a Python int of 2**63 or more is a `UINT` argument: the
+    call runs natively (it ran interpreted: no int64 specialisation takes it), and the
+    int below 2**63 gets the `INT` specialisation. Beyond 2**64, or negative beyond
+    int64, the call runs interpreted."""
+    import numpy as np
+
+    from cuvil_bc.testing import native_ran
+
+    for state, inc in [(9600629759793949339, 15726070495360670683), (2**63, 1), (M, M), (12345, 2**63 + 7), (5, 7)]:
+        check(PCG, np.zeros(50, dtype=np.uint32), state, inc)
+    assert native_ran(PCG)
+    assert any("uint" in s for s in PCG.signatures) and "(array[uint32, 1d, unit-stride], int, int)" in PCG.signatures, PCG.signatures
+    for state in (2**64, -(2**63) - 1, 2**70):
+        check(PCG, np.zeros(5, dtype=np.uint32), state, 3, native=False)
+    equivalent(PCG, st.tuples(st.just(np.zeros(8, dtype=np.uint32)), st.integers(0, M), st.integers(0, M)), max_examples=100)
+
+
+def test_a_refused_signature_set_is_an_internal_error_not_a_crash(monkeypatch: pytest.MonkeyPatch) -> None:
+    # When the C entry refused a new signature (a slot kind it did not know: uint
+    # arguments, before this change), the ValueError escaped into the user's call.
+    from cuvil_bc.dispatcher import Dispatcher
+
+    f = compile_source("def f(x):\n    return x + 1\n")
+    real = Dispatcher._regenerate
+
+    def refuse(self: Dispatcher) -> None:
+        if self._native:
+            raise ValueError("a slot that the C entry does not know")
+        real(self)
+
+    monkeypatch.setattr(Dispatcher, "_regenerate", refuse)
+    with pytest.warns(RuntimeWarning, match="internal compiler error"):
+        assert f(41) == 42
+    monkeypatch.setattr(Dispatcher, "_regenerate", real)
+    assert f(1) == 2 and "internal compiler error" in f.explain()
+
+
+UINT_OPERATORS = ["+", "-", "*", "/", "//", "%", "**", "<<", ">>", "&", "|", "^", "<", "<=", "==", "!=", ">", ">="]
+_WIDE = st.integers(2**63, M)
+_ANY_INT = st.integers(INT64_MIN, INT64_MAX) | st.sampled_from([0, 1, 2, 63, 64, -1, INT64_MAX, INT64_MIN])
+
+
+@pytest.mark.parametrize("op", UINT_OPERATORS)
+def test_every_operator_with_uint_arguments(op: str) -> None:
+    """Ints in [2**63, 2**64) are uint arguments: every operator with one, against an
+    int, a bool, a float or another uint, is CPython's (natively where the operator
+    takes a uint, else interpreted), never an internal error."""
+    f = compile_source(f"def f(a, b):\n    return a {op} b\n")
+    # (CPython's own big powers and shifts would take forever: small exponents only)
+    huge = op in ("**", "<<")
+    small = st.integers(-3, 70) | st.booleans() | st.floats(-3.0, 70.0)
+    cases = [(2**63, 1), (M, 0), (2**63, -1), (M, 64), (M, 63), (2**63, True), (2**63, 0.5), (0.5, M), (0, M), (1, M), (-1, M)]
+    cases += [] if huge else [(M, M), (2**63 + 5, 2**63 + 5), (3, M), (-3, M)]
+    for a, b in cases:
+        check(f, a, b, native=False)
+        if not huge or abs(a) <= 70:
+            check(f, b, a, native=False)
+    equivalent(f, st.tuples(_WIDE, small if huge else _WIDE | _ANY_INT | st.booleans() | st.floats()), max_examples=60, native=False)
+    left = st.sampled_from([0, 1, -1, 0.0, 1.0, -1.0, True, False]) if huge else _ANY_INT | st.floats()
+    equivalent(f, st.tuples(left, _WIDE), max_examples=60, native=False)

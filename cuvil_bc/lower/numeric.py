@@ -174,13 +174,13 @@ def uint_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
         non_negative(c, y)
         return (b.or_ if op == "|" else b.xor)(x, y), UINT
     if op == ">>":
-        if c[1] == UINT:  # an int shifted by a uint count (0 to 2**64 - 1)
+        if c[1] != UINT:
+            em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
+        big = b.icmp_unsigned(">", y, em.i64(63))  # (a uint count: 0 to 2**64 - 1)
+        if a[1] != UINT:  # an int shifted by a uint count: nothing of an int64 is left past 63
             xi = em.as_int(a)
-            big = b.icmp_unsigned(">", y, em.i64(63))  # nothing of an int64 is left
             sign = b.select(b.icmp_signed("<", xi, em.i64(0)), em.i64(-1), em.i64(0))
             return b.select(big, sign, b.ashr(xi, b.select(big, em.i64(0), y))), INT
-        em.deopt_if(b.icmp_signed("<", y, em.i64(0)))  # ValueError: negative shift count
-        big = b.icmp_unsigned(">", y, em.i64(63))
         shifted = b.lshr(x, b.select(big, em.i64(0), y))
         return b.select(big, em.i64(0), shifted), result
     if op in ("//", "%"):

@@ -171,15 +171,17 @@ class _Scalar(_Crossing):
 
 
 class _UnsignedModel(_Scalar):
-    """A `UINT`: its 64 bits in a word, read as unsigned. Only ever a result (no
-    argument has this type: a Python int argument is an `INT`), boxed by the C entry's
-    slot ``w``."""
+    """A `UINT`: its 64 bits in a word, read as unsigned; the C entry's slot ``w``. As an
+    argument it is an int in [2**63, 2**64) (a smaller one is an `INT`: the entry's
+    ``w`` matches only those, so that each call finds the signature of its type)."""
 
     def __init__(self) -> None:
         super().__init__(WORD, "w", int, lambda w: int(w.i) & _MASK64, "(o[{k}].i & 0xFFFFFFFFFFFFFFFF)")
 
-    def unboxable(self, t: Type) -> bool:
-        return False
+    plain = False  # (the flattener converts it)
+
+    def flatten(self, t: Type, expr: str) -> list[str]:
+        return [f"(({expr}) - 18446744073709551616)"]  # (its bits as the int64 cffi takes)
 
     def leaf_values(self, value: object, t: Type) -> Any:
         v = int(value)  # type: ignore[call-overload]

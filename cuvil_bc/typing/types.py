@@ -246,6 +246,8 @@ def typeof(value: object) -> Type:
     if t is int:
         if INT64_MIN <= value <= INT64_MAX:  # type: ignore[operator]
             return INT
+        if 0 <= value <= UINT64_MAX:  # type: ignore[operator]
+            return UINT  # (a 64-bit hash or generator state as a Python int)
         raise Unsupported("int value beyond the int64 range")
     if t is float:
         return FLOAT
