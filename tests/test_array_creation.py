@@ -80,6 +80,24 @@ def test_each_creator_returned() -> None:
     equivalent(build("def f(a, b, c):\n    return np.arange(a, b, c)\n"), st.tuples(*[st.integers(-30, 30)] * 3), max_examples=150)
 
 
+@pytest.mark.parametrize("dtype", ["np.int64", "np.int32", "np.int8", "np.uint8", "np.uint16", "float", "np.float32", "'int16'"])
+def test_arange_with_a_dtype(dtype: str) -> None:
+    """``np.arange(..., dtype=...)`` of ints: NumPy makes the first two items exactly
+    (OverflowError where one does not fit the dtype) and extrapolates the others in the
+    dtype (an int8 wraps past 127, a float32 rounds past 2**24): such calls deopt and
+    CPython gives NumPy's array; the others run natively."""
+    fn = build(f"def f(a, b, c):\n    return np.arange(a, b, c, dtype={dtype})\n")
+    for args in [(0, 10, 1), (120, 130, 1), (-5, 5, 2), (3, -7, -3), (0, 0, 1), (250, 260, 1), (2**24 - 2, 2**24 + 3, 1), (0, 2**40, 2**39), (1, 5, 0)]:
+        check(fn, *args, native=False)
+    check(fn, 1, 9, 2)
+    assert native_ran(fn)
+    equivalent(fn, st.tuples(*[st.integers(-300, 300)] * 2, st.integers(-30, 30)), max_examples=100, native=False)
+    one = build(f"def f(n):\n    return np.arange(n, dtype={dtype})\n")
+    check(one, 7)
+    check(one, 0)
+    assert native_ran(one)
+
+
 @pytest.mark.parametrize("dtype", ["float64", "int64"])
 def test_like_and_copy_follow_numpy_layouts(dtype: str) -> None:
     for creator in ("np.zeros_like(a)", "np.ones_like(a)", "a.copy()"):

@@ -11,6 +11,8 @@ import pytest
 from hypothesis import strategies as st
 
 from cuvil_bc.testing import (
+    EDGE_FLOATS,
+    EDGE_INTS,
     BENIGN,
     INT64_MAX,
     INT64_MIN,
@@ -213,3 +215,23 @@ def test_builtins_combined() -> None:
     check(d, 17.5, 4)
     equivalent(d, st.tuples(numbers(), numbers()), max_examples=150)
     assert native_ran(d), d.explain()
+
+
+@pytest.mark.parametrize("call", ["x.bit_length()", "int.bit_length(x)", "x.bit_count()", "int.bit_count(x)"])
+def test_int_methods(call: str) -> None:
+    """Methods of ints, called on a value or through the type: rows of the primitives'
+    table (typing/primitives.METHODS), lowered natively for bools, ints and uints."""
+    d = build(f"def f(x):\n    return {call}\n")
+    for v in (*EDGE_INTS, True, False, 0, 1, -1, 255, 256, 2**63, 2**64 - 1, 2**62 + 1):
+        check(d, v, native=not (v >= 2**63 if type(v) is int else False))
+    equivalent(d, st.tuples(st.integers(INT64_MIN, 2**64 - 1)), max_examples=150, native=False)
+    assert native_ran(d)
+
+
+@pytest.mark.parametrize("call", ["x.is_integer()", "float.is_integer(x)"])
+def test_float_is_integer(call: str) -> None:
+    d = build(f"def f(x):\n    return {call}, (x * 0.5).is_integer()\n")
+    for v in (*EDGE_FLOATS, 2.0, 2.5, -3.0, 1e300, 5e-324, 2.0**52 + 0.5, 2.0**53):
+        check(d, v)
+    equivalent(d, st.tuples(st.floats()), max_examples=150)
+    assert native_ran(d)

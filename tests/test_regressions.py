@@ -503,3 +503,26 @@ def test_numpy_underflows_are_reported_under_its_error_state(src: str, mode: str
     before = f.stats["native_calls"]
     check(f, *args)
     assert f.stats["native_calls"] > before  # (ignored again: native again)
+
+
+def test_an_index_that_is_a_union_of_numpy_ints() -> None:
+    # Union-find over an int32 edge list: ``a = src[e]`` (np.int32), then ``a =
+    # parent[a]`` (np.int64): the index is an np.int32 | np.int64, which typing took
+    # and lowering used as one word (an internal compiler error, found by the corpus's
+    # connected_components). Each member holds the int it is: picked by the tag.
+    f = compile_source(
+        "def f(src, parent, m):\n"
+        "    out = 0\n"
+        "    for e in range(len(src)):\n"
+        "        a = src[e]\n"
+        "        while parent[a] != a:\n"
+        "            a = parent[a]\n"
+        "        out += m[a, a] + m[(a, 0)]\n"
+        "    return out\n"
+    )
+    parent = np.array([0, 0, 1, 2, 4, 4], dtype=np.int64)
+    m = np.arange(36).reshape(6, 6)
+    check(f, np.array([3, 5, 2, 0], dtype=np.int32), parent, m)
+    check(f, np.array([3, -1], dtype=np.int32), parent, m)
+    check(f, np.array([7], dtype=np.int32), parent, m)  # IndexError
+    assert native_ran(f)

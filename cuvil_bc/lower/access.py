@@ -66,11 +66,11 @@ class ArrayAccess:
         val, t = array
         assert isinstance(t, ArrayType)
         if isinstance(index[1], TupleType):
-            indices = [b.extract_value(index[0], k) for k in range(t.ndim)]
+            indices = [em.index_int((b.extract_value(index[0], k), index[1].items[k])) for k in range(t.ndim)]
             items = O.index_items(op)
             sources = items if len(items) == t.ndim else [None] * t.ndim  # type: ignore[assignment]
         else:
-            indices = [index[0]]
+            indices = [em.index_int(index)]
             sources = [op.index]
         offset = em.i64(0)
         if dims is not None:
@@ -132,7 +132,8 @@ class ArrayAccess:
         # The address of the first element of the view, with the same bounds checks as
         # an element: index as if the missing trailing indices were 0.
         count = src.ndim - t.ndim
-        items = [b.extract_value(index[0], k) for k in range(count)] if isinstance(index[1], TupleType) else [index[0]]
+        em = self.em
+        items = [em.index_int((b.extract_value(index[0], k), index[1].items[k])) for k in range(count)] if isinstance(index[1], TupleType) else [em.index_int(index)]
         full_t = TupleType((INT,) * src.ndim)
         full = ir.Constant(llvm_type(full_t), ir.Undefined)
         for k in range(src.ndim):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import FLOAT, ITEMSIZE, NP_I64, ArrayType, base
+from ..typing.types import FLOAT, INT, ITEMSIZE, NP_I64, ArrayType, base
 from .emitter import Emitter, Typed
 from .ltypes import F64, I32, I64, llvm_type, meminfo_index
 
@@ -188,14 +188,20 @@ def fill(em: Emitter, arr: ir.Value, t: ArrayType, item: ir.Value) -> None:
     counted_loop(em, n, lambda i: b.store(item, b.gep(first, [i])))
 
 
-def arange(em: Emitter, start: ir.Value, stop: ir.Value, step: ir.Value) -> ir.Value:
-    """``np.arange(start, stop, step)`` for ints. NumPy computes the length in floating
-    point; that equals the exact ceiling while every argument is below 2**52 in size,
-    so larger ones deoptimise, as does a zero step (ZeroDivisionError)."""
+def arange(em: Emitter, start: ir.Value, stop: ir.Value, step: ir.Value, t: ArrayType) -> ir.Value:
+    """``np.arange(start, stop, step, dtype=...)`` for ints. NumPy computes the length
+    in floating point; that equals the exact ceiling while every argument is below
+    2**52 in size, so larger ones deoptimise, as does a zero step (ZeroDivisionError).
+    The items are the exact ints, stored as into any array of the dtype: NumPy makes
+    the first two so (an int out of a narrow dtype's range raises OverflowError) and
+    extrapolates the others in the dtype, which wraps where the exact ints would not
+    fit, and which a float32 computes exactly only below 2**24: a store that does not
+    fit deoptimises, and float32 items must lie below 2**24."""
     b = em.builder
+    limit = 1 << (24 if t.dtype == "float32" else 52)
     big = ir.Constant(ir.IntType(1), 0)
     for v in (start, stop, step):
-        big = b.or_(big, b.icmp_unsigned(">", b.add(v, em.i64(1 << 52)), em.i64(1 << 53)))
+        big = b.or_(big, b.icmp_unsigned(">", b.add(v, em.i64(limit)), em.i64(2 * limit)))
     em.deopt_if(b.or_(big, b.icmp_signed("==", step, em.i64(0))))
     span = b.sub(stop, start)
     safe_step = b.select(b.icmp_signed("==", step, em.i64(0)), em.i64(1), step)
@@ -207,10 +213,23 @@ def arange(em: Emitter, start: ir.Value, stop: ir.Value, step: ir.Value) -> ir.V
     adjust = b.and_(b.icmp_signed("!=", r, em.i64(0)), b.icmp_signed("!=", b.icmp_signed("<", r, em.i64(0)), b.icmp_signed("<", safe_step, em.i64(0))))
     q = b.select(adjust, b.sub(q, em.i64(1)), q)
     length = b.select(b.icmp_signed("<", q, em.i64(0)), em.i64(0), q)
-    t = ArrayType("int64", 1, unit_stride=True)
+    if t.dtype != "int64":  # every item must fit the dtype, before anything is allocated
+        last = b.add(start, b.mul(b.sub(length, em.i64(1)), safe_step))
+        for v in (start, last):
+            fill_item(em, t, (b.select(b.icmp_signed(">", length, em.i64(0)), v, em.i64(0)), INT))
     arr = allocate(em, t, [length])
-    data = b.inttoptr(b.extract_value(arr, 0), I64.as_pointer())
-    counted_loop(em, length, lambda i: b.store(b.add(start, b.mul(i, safe_step)), b.gep(data, [i])))
+    kind = storage_type(t.dtype)
+    data = b.inttoptr(b.extract_value(arr, 0), kind.as_pointer())
+
+    def item(i: ir.Value) -> None:  # (exact: every item fits, as tested above)
+        v = b.add(start, b.mul(i, safe_step))
+        if isinstance(kind, ir.IntType):
+            v = v if kind.width == 64 else b.trunc(v, kind)
+        else:
+            v = b.sitofp(v, kind)
+        b.store(v, b.gep(data, [i]))
+
+    counted_loop(em, length, item)
     return arr
 
 

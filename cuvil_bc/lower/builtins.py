@@ -11,7 +11,7 @@ from typing import Callable
 from llvmlite import binding as _llvm, ir
 
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
-from ..typing.types import BOOL, COMPLEX, FLOAT, INT, ArrayType, NpScalar, TupleType, Type
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ArrayType, NpScalar, TupleType, Type
 from . import complexes
 from .emitter import Emitter, Typed, is_finite
 from .ltypes import F64, I1, I32, I64, llvm_type, math_function
@@ -339,6 +339,35 @@ def _ldexp(em: Emitter, args: list[Typed], result: Type) -> Typed:
     return r, FLOAT
 
 
+def _bit_length(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``x.bit_length()``: the bits of |x| (of a uint, of x), 64 - its leading zeros;
+    |INT64_MIN| = 2**63 as unsigned bits."""
+    b = em.builder
+    val, t = args[0]
+    x = b.zext(val, I64) if t == BOOL else val
+    if t != UINT:
+        x = em.intrinsic("llvm.abs.i64", I64, [x, ir.Constant(I1, 0)])
+    zeros = em.intrinsic("llvm.ctlz.i64", I64, [x, ir.Constant(I1, 0)])
+    return b.sub(em.i64(64), zeros), INT
+
+
+def _bit_count(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``x.bit_count()``: the ones of |x| (of a uint, of x)."""
+    b = em.builder
+    val, t = args[0]
+    x = b.zext(val, I64) if t == BOOL else val
+    if t != UINT:
+        x = em.intrinsic("llvm.abs.i64", I64, [x, ir.Constant(I1, 0)])
+    return em.intrinsic("llvm.ctpop.i64", I64, [x]), INT
+
+
+def _is_integer(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``x.is_integer()``: finite, and its own truncation (False for inf and NaN)."""
+    x = em.as_float(args[0])
+    b = em.builder
+    return b.and_(is_finite(em, x), b.fcmp_ordered("==", em.intrinsic("llvm.trunc.f64", F64, [x]), x)), BOOL
+
+
 #: The lowerings of the `OWN` rows, by name.
 _OWN: dict[str, Lowering] = {
     "abs": _abs,
@@ -363,6 +392,9 @@ _OWN: dict[str, Lowering] = {
     "math.isfinite": _classify("isfinite"),
     "math.degrees": _scale(180.0 / math.pi),
     "math.radians": _scale(math.pi / 180.0),
+    "int.bit_length": _bit_length,
+    "int.bit_count": _bit_count,
+    "float.is_integer": _is_integer,
 }
 
 

@@ -14,9 +14,9 @@ from llvmlite import ir
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
-from ..typing.primitives import Primitive, as_number, creator_name, lookup
+from ..typing.primitives import Primitive, as_number, creator_name, lookup, method
 from ..typing.primitives import result_type as call_result_type
-from ..typing.types import BOOL, FLOAT, ArrayMethod, ArrayType, ObjType, TupleType, Type, UnionType, base
+from ..typing.types import BOOL, FLOAT, ArrayMethod, ArrayType, BoundMethod, ObjType, TupleType, Type, UnionType, base
 from . import arrays
 from .builtins import lowering_of
 from .emitter import Emitter, Typed
@@ -67,6 +67,12 @@ class CallLowering:
             return ir.Constant(I8, 0)  # np.dtype("int64"): a compile-time object
         if isinstance(operands[0][1], ArrayMethod):  # a.copy()
             return arrays.copy(em, operands[0][0], operands[0][1].array)
+        if isinstance(operands[0][1], BoundMethod):  # x.bit_length(): the row's function of x
+            bound = operands[0][1]
+            row = method(bound.receiver, bound.name)
+            assert row is not None
+            value, vt = lowering_of(row)(em, [(operands[0][0], bound.receiver), *args], t)
+            return em.coerce(value, vt, t)
         name = creator_name(func)
         if name is not None:
             return self.create(op, name, args, t)
@@ -125,9 +131,12 @@ class CallLowering:
         c = creation(name, [a[1] for a in args], op.kwnames, consts)
         assert isinstance(t, ArrayType), t
         if name == "arange":
-            ints = [em.as_int((v, base(ty))) for v, ty in args]
+            bounds = [a for k, a in enumerate(args) if k < len(args) - len(op.kwnames) or op.kwnames[k - len(args) + len(op.kwnames)] != "dtype"]
+            if len(bounds) == len(args) and c.result.dtype != "int64":  # (a dtype given by position)
+                bounds = bounds[:-1]
+            ints = [em.as_int((v, base(ty))) for v, ty in bounds]
             start, stop, step = (em.i64(0), ints[0], em.i64(1)) if len(ints) == 1 else (ints + [em.i64(1)])[:3]
-            return arrays.arange(em, start, stop, step)
+            return arrays.arange(em, start, stop, step, t)
         kind = name.removesuffix("_like")
         item = None  # converted before allocating: a failed check has nothing to release
         if kind == "ones":

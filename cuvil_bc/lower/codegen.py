@@ -27,7 +27,7 @@ from ..opt.bounds import cannot_overflow, counts_by_one, remainder_is_wrap
 from ..opt.plans import make_plans
 from ..typing.infer import value_type
 from ..typing.rules import binop_type, compare_type
-from ..typing.types import BOOL, BOTTOM, INT, UNDEF, ArrayType, TupleType, Type, UnionType, holds_array, options
+from ..typing.types import BOOL, BOTTOM, INT, UNDEF, ArrayType, BoundMethod, TupleType, Type, UnionType, holds_array, options
 from . import aggregates, complexes, refcount, strips
 from .access import ArrayAccess
 from .calls import CallLowering, CalleeResolver, calls_python_functions
@@ -316,6 +316,8 @@ class FunctionLowering:
         return aggregates.tuple_item(self.em, operands[0], int(op.index.value), t)  # type: ignore[call-overload]
 
     def load_attr(self, op: O.LoadAttr, operands: list[Typed], t: Type) -> ir.Value:
+        if isinstance(t, BoundMethod):
+            return operands[0][0]  # the bound method is its receiver (see `calls`)
         if isinstance(operands[0][1], ArrayType):
             if op.name == "copy":
                 return operands[0][0]  # the bound method is its array (see `calls`)

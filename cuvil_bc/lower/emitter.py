@@ -323,6 +323,22 @@ class Emitter:
         assert t == INT, t
         return val
 
+    def index_int(self, v: Typed) -> ir.Value:
+        """An array index as an i64: an int, a NumPy integer of any width, or a union
+        of those (``a = src[e]`` then ``a = parent[a]``: an np.int32 | np.int64), each
+        of which holds the int it is: the union's is picked by its tag, without a branch."""
+        val, t = v
+        if not isinstance(t, UnionType):
+            return self.as_int(v)
+        b = self.builder
+        tag = b.extract_value(val, 0)
+        out: ir.Value | None = None
+        for k, opt in enumerate(t.options):
+            member = self.as_int((b.extract_value(val, k + 1), opt))
+            out = member if out is None else b.select(b.icmp_unsigned("==", tag, ir.Constant(I8, k)), member, out)
+        assert out is not None
+        return out
+
     def as_float(self, v: Typed) -> ir.Value:
         val, t = v
         t = base(t)

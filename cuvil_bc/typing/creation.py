@@ -3,7 +3,7 @@
     np.empty / np.zeros / np.ones (shape, dtype=float)      shape: an int or a tuple of ints
     np.full (shape, fill_value, dtype=None)                 dtype from the fill value
     np.empty_like / np.zeros_like / np.ones_like (a, dtype=None)
-    np.arange (stop) / (start, stop) / (start, stop, step)  ints: an int64 array
+    np.arange (stop) / (start, stop) / (start, stop, step)  ints; dtype=int64 or any int or float dtype
     a.copy()
 
 The creators are rows of the primitives' table (`NUMPY_CREATORS`, of kind `CREATES`);
@@ -11,7 +11,7 @@ this is their typing rule, which needs the call's keywords and constant argument
 The result is a new array of 1-4 dimensions (`ArrayType`, any dtype of
 `ARRAY_DTYPES`), which
 native code allocates and reference-counts (`csrc/runtime.c`). Anything else (another
-dtype, `order=`, a float `arange`) is unsupported and runs in CPython.
+dtype, `order=`, float `arange` bounds) is unsupported and runs in CPython.
 """
 
 from __future__ import annotations
@@ -76,9 +76,13 @@ def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: 
         return _dtype(consts[i])
 
     if name == "arange":
-        if "dtype" in where or not 1 <= npos <= 3 or any(t not in (INT, NP_I64) for t in argtypes):
+        bounds = [t for k, t in enumerate(argtypes) if k != where.get("dtype")]
+        if not 1 <= len(bounds) <= 3 or "dtype" in kwnames and len(bounds) != npos or any(not is_index(t) for t in bounds):
             raise Unsupported("np.arange() other than with 1-3 int arguments")
-        return Creation(name, ArrayType("int64", 1, unit_stride=True))
+        dtype = dtype_or("int64")
+        if dtype == "bool":
+            raise Unsupported("np.arange() of bools")
+        return Creation(name, ArrayType(dtype, 1, unit_stride=True))  # type: ignore[arg-type]
     if name.endswith("_like"):
         i = where.get("a")
         proto = argtypes[i] if i is not None else None

@@ -18,9 +18,9 @@ from ..ir import ops as O
 from ..ir.function import Function
 from . import rules
 from .creation import creation
-from .primitives import creator_name, lookup, result_type
+from .primitives import creator_name, lookup, method, result_type
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, ExcType, ObjType, TupleType, UnionType,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, BoundMethod, ExcType, ObjType, TupleType, UnionType,
     Type, base, holds_array, is_index, join, options, typeof, union_of,
 )
 
@@ -32,7 +32,7 @@ class CallResolver(Protocol):
 def const_type(value: object) -> Type:
     # Modules, functions, classes, and strings (exception messages): compile-time objects
     # with no run-time representation; using one as a number is rejected by the rules.
-    if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, type, str)):
+    if isinstance(value, (pytypes.ModuleType, pytypes.FunctionType, pytypes.BuiltinFunctionType, pytypes.MethodDescriptorType, type, str)):
         return ObjType(value)
     if creator_name(value) is not None:  # np.zeros_like & co. are dispatcher objects
         return ObjType(value)
@@ -153,6 +153,8 @@ class Inferencer:
                 return ArrayMethod("copy", ts[0])
             if all((t, op.name) in NUMBER_ATTRIBUTES for t in options(ts[0])):
                 return _split(ts, lambda t: NUMBER_ATTRIBUTES[t, op.name])
+            if method(ts[0], op.name) is not None:
+                return BoundMethod(op.name, ts[0])
             raise Unsupported(f"attribute '{op.name}' of {ts[0]}")
         if isinstance(op, O.LoadGlobal):
             raise AssertionError("globals are resolved before typing")
@@ -197,6 +199,14 @@ class Inferencer:
 
     def call_type(self, op: O.Call, ts: list[Type]) -> Type:
         ftype, argtypes = ts[0], tuple(ts[1:])
+        if isinstance(ftype, BoundMethod):
+            if op.kwnames:
+                raise Unsupported(f"{ftype}() with keywords")
+            row = method(ftype.receiver, ftype.name)
+            assert row is not None
+            if not row.takes(1 + len(argtypes)):
+                raise Unsupported(f"{ftype}() with {len(argtypes)} arguments")
+            return result_type(row, (ftype.receiver, *argtypes))
         if isinstance(ftype, ArrayMethod):
             if ftype.name != "copy" or argtypes or op.kwnames:
                 raise Unsupported(f"a.{ftype.name}() with arguments")
@@ -247,7 +257,7 @@ def array_item_type(seq: ArrayType, index: Type | None) -> Type:
     fewer give a view of the remaining dimensions (``m[i]`` is a row)."""
     # A NumPy integer index (an element of an int array) indexes as the int it holds.
     count = 1 if index is not None and is_index(index) else None
-    if isinstance(index, TupleType) and all(is_index(t) for t in index.items):
+    if isinstance(index, TupleType) and all(all(is_index(o) for o in options(t)) for t in index.items):  # (an item may be a union of ints: lower/emitter.index_int)
         count = len(index.items)
     if count is not None and count == seq.ndim:
         return seq.item
@@ -305,7 +315,7 @@ def _np_dtype_type() -> object:
 
 
 def _returnable(t: Type) -> Type:
-    if isinstance(t, (ArrayMethod, ObjType)):
+    if isinstance(t, (ArrayMethod, BoundMethod, ObjType)):
         raise Unsupported(f"returning {t}")
     return t
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Protocol, Union
 
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, BoundMethod,
     ArrayType, ExcType, NpScalar, ObjType, TupleType, Type, UnionType,
 )
 
@@ -449,6 +449,7 @@ _BY_CLASS: dict[type, Model] = {
     ObjType: _NOTHING,
     ExcType: _NOTHING,
     ArrayMethod: _NOTHING,
+    BoundMethod: _NOTHING,
 }
 
 

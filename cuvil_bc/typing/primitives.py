@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
-from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE, NpScalar, TupleType, Type, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE, UINT, NpScalar, TupleType, Type, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 INTEGRAL = (BOOL, INT)
@@ -211,6 +211,27 @@ def _builtin(name: str, nargs: tuple[int, int | None], rule: Rule, **how: object
 
 _LIBM_1 = ("exp", "expm1", "log2", "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh", "cbrt", "exp2")
 
+def _int_method(name: str) -> Rule:
+    def rule(ts: tuple[Type, ...]) -> Type:
+        _need(ts, (BOOL, INT, UINT), f"int.{name}()")
+        return INT
+
+    return rule
+
+
+def _is_integer(ts: tuple[Type, ...]) -> Type:
+    _need(ts, (FLOAT,), "float.is_integer()")
+    return BOOL
+
+
+#: Methods of numbers, called as ``x.bit_length()`` (`method`) or as functions.
+METHODS: tuple[Primitive, ...] = (
+    Primitive("int.bit_length", int.bit_length, 1, 1, _int_method("bit_length"), may_raise=False),
+    Primitive("int.bit_count", int.bit_count, 1, 1, _int_method("bit_count"), may_raise=False),
+    Primitive("float.is_integer", float.is_integer, 1, 1, _is_integer, may_raise=False),
+)
+
+
 PRIMITIVES: tuple[Primitive, ...] = (
     _builtin("abs", (1, 1), _abs, may_raise=False, raises_for=(COMPLEX,), numpy_own=True, in_strips=True),
     _builtin("min", (2, 16), _minmax, may_raise=False, numpy_own=True, in_strips=True),
@@ -247,7 +268,17 @@ PRIMITIVES: tuple[Primitive, ...] = (
     _math("erfc", lowering=CPYTHON, libm_if_same=True),
     _math("hypot", (0, None), lowering=LIBM, c_name="cb_hypot", float_errors=False, defers_errors=False),
     _math("remainder", 2, lowering=LIBM, c_name="cb_remainder"),
+    *METHODS,
 )
+
+
+def method(receiver: Type, name: str) -> Primitive | None:
+    """The row of ``receiver.name``: a method of Python's ints (of a bool, an int or a
+    uint) or floats (np.float64 is a float). NumPy's ints have none of these."""
+    owner = "int" if receiver in (BOOL, INT, UINT) else "float" if receiver in (FLOAT, NP_F64) else None
+    return next((row for row in METHODS if row.name == f"{owner}.{name}"), None)
+
+
 #: NumPy's array creators (typed by typing/creation.py, lowered by lower/arrays.py).
 NUMPY_CREATORS: tuple[Primitive, ...] = tuple(
     Primitive(f"numpy.{name}", None, 1, 4, _no_rule, lowering=CREATES, pure=False)

@@ -108,6 +108,19 @@ class ArrayType(Type):
 
 
 @dataclass(frozen=True)
+class BoundMethod(Type):
+    """``x.bit_length`` and the like: a method of a number (a row of the primitives'
+    table, `primitives.method`) bound to a value of type `receiver`; only ever called,
+    as the row's function with the value first."""
+
+    name: str
+    receiver: Type
+
+    def __str__(self) -> str:
+        return f"method {self.name} of {self.receiver}"
+
+
+@dataclass(frozen=True)
 class ArrayMethod(Type):
     """``a.copy`` and the like: a method of an array, only ever called."""
 
@@ -136,10 +149,11 @@ def base(t: Type) -> Type:
 
 
 def is_index(t: Type) -> bool:
-    """Whether `t` is an integer that ``__index__`` gives as itself: an int or a NumPy
-    integer of any width (its value is exact in the word). Not a bool: NumPy reads one
-    as a mask, and ``np.bool`` has no ``__index__``."""
-    return t == INT or (isinstance(t, NpScalar) and t.base == INT)
+    """Whether `t` is an integer that ``__index__`` gives as itself: an int, a uint (one
+    of 2**63 or more is out of any array's bounds: it deopts, lower/emitter.as_int) or a
+    NumPy integer of any width (its value is exact in the word). Not a bool: NumPy
+    reads one as a mask, and ``np.bool`` has no ``__index__``."""
+    return t in (INT, UINT) or (isinstance(t, NpScalar) and t.base == INT)
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,13 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
             if not isinstance(vals[0], tuple):
                 return _NOFOLD
             result = vals[0][vals[1]]  # type: ignore[index, call-overload]
+        elif isinstance(op, O.LoadAttr):
+            # ``int.bit_length``: a method of a builtin number type (whose attributes
+            # cannot be rebound), when it is a primitive.
+            if vals[0] not in (int, float, bool, complex):
+                return _NOFOLD
+            method = getattr(vals[0], op.name)
+            return method if facts.pure_callable(method) else _NOFOLD
         elif isinstance(op, O.Call):
             func, *args = vals
             if not facts.pure_callable(func) or isinstance(func, type) and issubclass(func, BaseException):
