@@ -43,6 +43,18 @@ VIEW_OF_ARGUMENT = 1 << 32
 #: Set in a deopt's line when the failed guard belonged to a speculated op
 #: (opt/speculate.py); the rest is the line.
 SPECULATIVE_DEOPT = 1 << 30
+#: A deopt's line also says which kind of guard failed, in its bits from this one on
+#: (below SPECULATIVE_DEOPT's): the kinds whose assumption a recompile can drop (the
+#: dispatcher's adaptive recompilation), 0 for every other guard.
+DEOPT_KIND_SHIFT = 24
+#: The loop-invariant bounds test of an index made on entry to a block
+#: (opt/bounds.BoundsPlan.entry_tests): it may fail where no access would.
+ENTRY_BOUNDS_DEOPT = 1
+#: A float test that fails on any infinity or NaN (a read-only function's deferred
+#: flag, a "conservative" test): an infinity or NaN among the arguments fails it.
+FLOAT_SUSPICION_DEOPT = 2
+#: What a recompile drops for each kind (`Compiler.drop`).
+DROPPABLE = {ENTRY_BOUNDS_DEOPT: "entry-bounds", FLOAT_SUSPICION_DEOPT: "float-suspicion"}
 
 C_CONSTANTS = ("ABI_VERSION", "RESUME_SLOTS", "RECORD_WORDS", "MAX_DEPTH", "RECURSION_MARGIN", "VIEW_OF_ARGUMENT", "SPECULATIVE_DEOPT")
 

@@ -49,6 +49,9 @@ class Specialization(Work):
     entry_address: int = 0  # of `entry`'s machine code, once in the JIT
     words_entry_address: int = 0  # of `words_entry`'s (0: none)
     loops: bool = True  # whether its IR has loops (code that can run long: see the dispatcher)
+    #: Assumptions its code is compiled without (abi.DROPPABLE's names): deopts showed
+    #: them failing on most calls (the dispatcher's adaptive recompilation).
+    drops: frozenset[str] = frozenset()
     #: Whether its code, or a native callee's, computes with NumPy float scalars, whose
     #: underflow NumPy reports only under a non-default error state (`numpy_floats`).
     numpy_floats: bool = True
@@ -106,6 +109,8 @@ class Compiler:
         self.stack: list[Specialization] = []
         #: Functions whose speculated guards failed once: compiled without speculation.
         self.no_speculation: weakref.WeakSet[pytypes.FunctionType] = weakref.WeakSet()
+        #: Per function and argument types, the assumptions to compile it without.
+        self.dropped: weakref.WeakKeyDictionary[pytypes.FunctionType, dict[tuple[Type, ...], frozenset[str]]] = weakref.WeakKeyDictionary()
         #: What to compile for a function that compiled code calls: the import hook,
         #: which replaces the code of the functions it makes native, hands in its
         #: registry here (hook/originals.py); by default the function itself.
@@ -151,6 +156,7 @@ class Compiler:
                 s.provisional = True
             return running
         spec = Specialization(pyfunc=pyfunc, argtypes=argtypes, symbol=f"cb.{pyfunc.__qualname__}.{next(_symbols)}")
+        spec.drops = self.dropped.get(pyfunc, {}).get(argtypes, frozenset())
         self.in_progress[key] = spec
         self.stack.append(spec)
         try:
@@ -197,6 +203,16 @@ class Compiler:
         with self.lock:
             for s in spec.all_specializations():
                 self.no_speculation.add(s.pyfunc)
+                if self.done.get((s.pyfunc, s.argtypes)) is s:
+                    del self.done[(s.pyfunc, s.argtypes)]
+
+    def drop(self, spec: Specialization, assumption: str) -> None:
+        """Compile `spec` and its callees again without `assumption` (an abi.DROPPABLE
+        name) at their next compile: a guard of that kind failed on most calls."""
+        with self.lock:
+            for s in spec.all_specializations():
+                mine = self.dropped.setdefault(s.pyfunc, {})
+                mine[s.argtypes] = mine.get(s.argtypes, frozenset()) | {assumption}
                 if self.done.get((s.pyfunc, s.argtypes)) is s:
                     del self.done[(s.pyfunc, s.argtypes)]
 
@@ -259,9 +275,9 @@ class Compiler:
             try:
                 points: dict[int, ResumeInfo] = {}
                 if s in s.callees:  # calls itself directly
-                    lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points)
+                    lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points, s.drops)
                 else:
-                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points).run()
+                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points, drops=s.drops).run()
                 s.resume_points = points
             except CompileError as e:
                 raise e.at(s.fn.location())

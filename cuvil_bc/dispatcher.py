@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from . import observe, resume
-from .abi import MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
+from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
 from .compiler import COMPILER, Specialization
@@ -66,6 +66,8 @@ class _Native:
             address = int(ffi.cast("uintptr_t", self.target))
             self.fast = (*entry_slots(spec.argtypes, spec.return_type), may_release, self.calls_python, spec.numpy_floats, address, self.target)
         self.nwords = max(1, words(spec.return_type))
+        self.generic_completions = 0  # calls the generic path completed natively
+        self.deopts: collections.Counter[tuple[int, int]] = collections.Counter()  # by (line, kind)
         self.box = make_boxer(spec.return_type)
         self.flatten = make_flattener(spec.argtypes)
         self.ffi = ffi
@@ -73,6 +75,10 @@ class _Native:
     def fast_calls(self) -> int:
         """Calls that the fast path completed natively."""
         return int(self.target.calls) if self.target is not None else 0
+
+    def completed(self) -> int:
+        """Calls that finished natively, on either path."""
+        return self.fast_calls() + self.generic_completions
 
     def out(self) -> Any:
         """A call's own buffer for its result words."""
@@ -219,6 +225,7 @@ class Dispatcher:
                 raise MemoryError("no memory for a deoptimised call's resume state")
             return self._deopt(args, record, here)
         self._counts["native_calls"] += 1
+        native.generic_completions += 1
         return native.box(out, args)
 
     def _note_fallback(self, key: tuple[object, ...]) -> None:
@@ -263,7 +270,8 @@ class Dispatcher:
             number = 0
         self._counts["deopts"] += 1
         speculative = bool(line & SPECULATIVE_DEOPT)
-        line &= ~SPECULATIVE_DEOPT
+        kind = (line >> DEOPT_KIND_SHIFT) & 0x3F if line >= 0 else 0
+        line = line & ((1 << DEOPT_KIND_SHIFT) - 1) if line >= 0 else line
         self.deopt_lines[line] += 1
         how = "CPython ran the call"
         if number:
@@ -279,12 +287,40 @@ class Dispatcher:
             for native in list(self._native.values()):
                 COMPILER.stop_speculating(native.spec)
             self._invalidate()
+        elif not self.strict:
+            self._adapt(args, line, kind)
         if number:
             # The function writes to memory: the interpreter carries on from the state
             # native code left, and must not start the call again.
             self._counts["interpreted_calls"] += 1
             return point.run(args, words)
         return self._interpret(args, {}, here)
+
+    def _adapt(self, args: tuple[Any, ...], line: int, kind: int) -> None:
+        """Adaptive recompilation. When most calls of a signature deoptimise
+        (`ADAPT_AFTER` deopts, and `ADAPT_SHARE` of its calls) at a guard whose
+        assumption can be dropped (abi.DROPPABLE: an entry bounds test that the loop's
+        bound fails, a float test that any infinity among the arguments fails), the
+        signature is compiled again without it. (Other guards fail where CPython's
+        results need it: an int outgrowing int64, a warning, a raise. The import hook's
+        cost model gives up functions that are slower natively for those.)"""
+        assumption = DROPPABLE.get(kind)
+        key = argument_key(args)
+        native = self._native.get(key)
+        if assumption is None or native is None or assumption in native.spec.drops:
+            return
+        native.deopts[line, kind] += 1
+        count = native.deopts[line, kind]
+        if count < ADAPT_AFTER or count < ADAPT_SHARE * (sum(native.deopts.values()) + native.completed()):
+            return
+        with self._lock:
+            if self._native.get(key) is not native:
+                return
+            COMPILER.drop(native.spec, assumption)
+            self._last_deopt = f"recompiling without '{assumption}': it failed at line {line} on {count} calls"
+            self._counts["native_calls"] += native.fast_calls()  # (its calls stay counted)
+            del self._native[key]
+            self._regenerate()
 
     def _interpret(self, args: tuple[Any, ...], kwargs: dict[str, Any], here: Any = None) -> Any:
         self._counts["interpreted_calls"] += 1
@@ -628,6 +664,12 @@ def _key_text(key: tuple[object, ...]) -> str:
 def _def_location(fn: pytypes.FunctionType) -> str:
     return f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}"
 
+
+#: Adaptive recompilation (`Dispatcher._adapt`): after this many deopts of one
+#: signature, ...
+ADAPT_AFTER = 16
+#: ... which are this share of its calls at least.
+ADAPT_SHARE = 0.75
 
 #: Native signatures per compiled function (see `Dispatcher._compile_for`): far more than
 #: one function used with arrays of many dtypes and layouts needs, few enough to bound the

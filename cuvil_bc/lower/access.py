@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..abi import VIEW_OF_ARGUMENT
+from ..abi import ENTRY_BOUNDS_DEOPT, VIEW_OF_ARGUMENT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
 from ..opt.bounds import BoundsPlan, in_bounds_after_wrap
@@ -54,7 +54,7 @@ class ArrayAccess:
             extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
             em.line = op.line or self.firstlineno
             em.speculative = False
-            em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds")
+            em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
             self.prechecked.add((op, k))
 
     def element_pointer(self, array: Typed, index: Typed, op: Access, dims: int | None = None) -> ir.Value:

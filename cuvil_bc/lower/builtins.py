@@ -297,6 +297,8 @@ def _log(em: Emitter, args: list[Typed], result: Type) -> Typed:
 def _rounding(intrinsic: str) -> Lowering:
     def lower(em: Emitter, args: list[Typed], result: Type) -> Typed:
         (a,) = args
+        if a[1] == UINT:
+            return a[0], UINT
         if a[1] != FLOAT:
             return em.as_int(a), INT
         return float_to_int(em, em.intrinsic(intrinsic, F64, [a[0]])), INT

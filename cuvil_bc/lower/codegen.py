@@ -58,6 +58,7 @@ class FunctionLowering:
         self_calls: str | None = None,
         pyfunc: object = None,
         resume_points: dict[int, ResumeInfo] | None = None,
+        drops: frozenset[str] = frozenset(),
     ) -> None:
         self.fn = fn
         self.ret = ret
@@ -71,7 +72,7 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
         self.uses = fn.uses()
-        self.plans = plans = make_plans(fn, self.uses)  # what the analyses decided (opt/plans.py)
+        self.plans = plans = make_plans(fn, self.uses, drops)  # what the analyses decided (opt/plans.py)
         self.floats = plans.floats  # which float results are tested where
         self.strips = plans.strips  # innermost loops that also run in exit-free strips
         self.order = {op: k for k, op in enumerate(fn.ops())}
@@ -437,15 +438,15 @@ _OPS: dict[type, Callable[[FunctionLowering, O.Op, list[Typed], Type], ir.Value]
 
 def lower_recursive(
     module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None,
-    resume_points: dict[int, ResumeInfo] | None = None,
+    resume_points: dict[int, ResumeInfo] | None = None, drops: frozenset[str] = frozenset(),
 ) -> None:
     """Lower a function that calls itself as two copies that call each other: LLVM
     inlines the private copy into the public one, so each native call does the work
     of two levels of the recursion (the depth count still goes up by one a level).
     The resume points of both go into `resume_points`."""
     twin = f"{symbol}.twin"
-    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc, resume_points=resume_points).run()
-    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc, resume_points=resume_points).run().linkage = "internal"
+    FunctionLowering(module, fn, symbol, ret, resolver, self_calls=twin, pyfunc=pyfunc, resume_points=resume_points, drops=drops).run()
+    FunctionLowering(module, fn, twin, ret, resolver, self_calls=symbol, pyfunc=pyfunc, resume_points=resume_points, drops=drops).run().linkage = "internal"
 
 
 def _narrow(result: object, vs: list[Typed], op: O.BinOp) -> Type:

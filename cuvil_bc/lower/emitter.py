@@ -24,7 +24,7 @@ from llvmlite import ir
 
 from ..typing.types import BOOL, BOTTOM, FLOAT, INT, UINT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type, math_function
-from ..abi import SPECULATIVE_DEOPT as SPECULATIVE
+from ..abi import DEOPT_KIND_SHIFT, FLOAT_SUSPICION_DEOPT, SPECULATIVE_DEOPT as SPECULATIVE
 
 DEOPT = 1
 Typed = tuple[ir.Value, Type]
@@ -57,6 +57,7 @@ class Emitter:
         self._deopt_blocks: dict[int, ir.Block] = {}
         self.line = 0
         self.speculative = False  # lowering an op hoisted by opt/speculate.py
+        self.kind = 0  # of the guard being lowered: abi.ENTRY_BOUNDS_DEOPT and the like
         self.float_warning_check = "precise"  # for np.float64 arithmetic (opt/finiteness.FloatTests.arithmetic_test)
         self.float_error_check = "precise"  # for math functions (opt/finiteness.FloatTests.op_tests)
         #: A function that writes to memory deopts by resuming the interpreter (see
@@ -109,7 +110,7 @@ class Emitter:
         from ..errors import Unsupported
 
         assert self.strip is None, "a strip has no deopt path: strips.py admits only ops that guard with deopt_if"
-        code = self.line | SPECULATIVE if self.speculative else self.line
+        code = (self.line | SPECULATIVE if self.speculative else self.line) | (self.kind << DEOPT_KIND_SHIFT)
         if keep_line:
             code = -1
         key: object = (code, distinct, self.held_key())
@@ -189,13 +190,18 @@ class Emitter:
         mask = self.opaque_constant(ir.Constant(I64, 2**63 - 1))
         return self.builder.bitcast(self.builder.and_(self.builder.bitcast(x, I64), mask), F64)
 
-    def deopt_if(self, cond: ir.Value, distinct: str = "") -> None:
-        """Hand the call back to CPython when `cond` holds (an unlikely path)."""
+    def deopt_if(self, cond: ir.Value, distinct: str = "", kind: int = 0) -> None:
+        """Hand the call back to CPython when `cond` holds (an unlikely path); `kind`
+        tells the dispatcher which assumption failed (abi.DROPPABLE), 0 for none."""
         if self.strip is not None:
             self.strip.fail_if(cond)
             return
         ok = self.block("ok")
-        br = self.builder.cbranch(cond, self.deopt_block(distinct=distinct), ok)
+        self.kind = kind
+        try:
+            br = self.builder.cbranch(cond, self.deopt_block(distinct=distinct), ok)
+        finally:
+            self.kind = 0
         br.set_weights([1, 1 << 20])
         self.builder.position_at_end(ok)
 
@@ -215,6 +221,17 @@ class Emitter:
         assert self.warned is not None, "prepare_warnings() first: returns test the flag"
         self.builder.store(self.builder.or_(self.builder.load(self.warned), maybe), self.warned)
 
+    def suspect_if(self, maybe: ir.Value) -> None:
+        """`warn_if` for a value that is an infinity or NaN (`maybe`): a warning only
+        if no operand was one already, which a deferred test does not know. Deferred,
+        it joins `unfinite`: a failed test there is a suspicion (abi.FLOAT_SUSPICION_DEOPT),
+        which the dispatcher can compile away; precisely, a deopt as any."""
+        if self.precise or self.unfinite is None:
+            self.deopt_if(maybe, kind=FLOAT_SUSPICION_DEOPT)
+            return
+        b = self.builder
+        b.store(b.or_(b.load(self.unfinite), b.zext(maybe, I64)), self.unfinite)
+
     def warn_if_not_finite(self, x: ir.Value) -> None:
         """`warn_if` x is an infinity or NaN. Deferred, this costs three cheap ops:
         ``x - x`` is 0.0 (all bits zero) for a finite x and a NaN otherwise, and its
@@ -222,7 +239,7 @@ class Emitter:
         NaN-sticky float instead puts a 3-cycle add on a loop-carried chain: 1.4x
         Numba's time for a running maximum on AMD Zen 3.)"""
         if self.precise:
-            self.warn_if(not_finite(self, x))
+            self.suspect_if(not_finite(self, x))
             return
         assert self.unfinite is not None, "prepare_warnings() first: returns test the flag"
         b = self.builder
@@ -246,7 +263,7 @@ class Emitter:
                     return not_finite(self, x), BOOL
                 return ir.Constant(I1, 0), BOOL
 
-            self.warn_if(self.split([(val, t)], BOOL, test))
+            self.suspect_if(self.split([(val, t)], BOOL, test))
         if plain:
             total = plain[0]
             for val in plain[1:]:
@@ -267,8 +284,9 @@ class Emitter:
         """Before returning: hand the call to CPython if a deferred warning is due."""
         if self.warned is not None:
             b = self.builder
+            self.deopt_if(b.load(self.warned))  # (a warning NumPy gives)
             unfinite = b.icmp_unsigned("!=", b.load(self.unfinite), ir.Constant(I64, 0))
-            self.deopt_if(b.or_(b.load(self.warned), unfinite))
+            self.deopt_if(unfinite, kind=FLOAT_SUSPICION_DEOPT)  # (an infinity or NaN: maybe one)
 
     def deopt_if_refined(self, maybe: ir.Value, precise: Callable[[], ir.Value]) -> None:
         """Deoptimise when `precise()` holds, testing it only when the cheap filter

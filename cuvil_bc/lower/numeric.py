@@ -11,6 +11,7 @@ from typing import Callable
 
 from llvmlite import ir
 
+from ..abi import FLOAT_SUSPICION_DEOPT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
 from ..typing.infer import value_type
@@ -421,12 +422,12 @@ def deopt_on_float_error(em: Emitter, result: ir.Value, operands: list[ir.Value]
     for the precise test (in a cold block)."""
     b = em.builder
     if em.float_error_check == "conservative":  # any non-finite result (opt/finiteness.FloatTests.absorbs_check)
-        em.deopt_if(not_finite(em, result))
+        em.deopt_if(not_finite(em, result), kind=FLOAT_SUSPICION_DEOPT)
         return
     if em.float_error_check == "carried":  # a later op tests it (FloatTests.carries_math_error)
         return
     if em.float_error_check == "deferred":  # any non-finite result, tested on return
-        em.warn_if(not_finite(em, result))  # (FloatTests.defers_math_error)
+        em.suspect_if(not_finite(em, result))  # (FloatTests.defers_math_error)
         return
 
     def error() -> ir.Value:
@@ -563,11 +564,11 @@ def float_warning_test(em: Emitter, op: str, val: ir.Value, operands: Callable[[
     NumPy's, only the warning may be due); "none": a later test covers it;
     "conservative": any non-finite result; "precise": one from numbers (`operands`)."""
     check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
-    if op in ("+", "-", "*") and not em.precise:
+    if op in ("+", "-", "*") and em.unfinite is not None:  # (deferred tests: a reader's)
         if check != "none":
             em.warn_if_not_finite(val)
     elif check == "conservative":
-        em.deopt_if(not_finite(em, val))
+        em.deopt_if(not_finite(em, val), kind=FLOAT_SUSPICION_DEOPT)
     elif check == "precise":
         deopt_on_float_error(em, val, operands())
 
@@ -723,6 +724,8 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         if op == "!=":
             return b.fcmp_unordered("!=", a[0], c[0])
         return b.fcmp_ordered(op, a[0], c[0])
+    if FLOAT in (ta, tc) and UINT in (ta, tc):
+        return _uint_float_compare(em, op, a, c) if ta == UINT else _uint_float_compare(em, _MIRRORED[op], c, a)
     if FLOAT in (ta, tc):
         # int vs float is exact in CPython; converting the int is exact below 2**53.
         int_side = a if tc == FLOAT else c
@@ -735,6 +738,29 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
     if UINT in (ta, tc):
         return _uint_compare(em, op, a, c)
     return b.icmp_signed(op, em.as_int(a), em.as_int(c))
+
+
+_MIRRORED = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "==": "==", "!=": "!="}
+
+
+def _uint_float_compare(em: Emitter, op: str, u: Typed, f: Typed) -> ir.Value:
+    """``u op f`` for a uint `u` and a float `f`, exact as CPython's int/float comparison:
+    within [0, 2**64) a float is its truncation (exactly a uint) plus a fraction, so `u`
+    is below `f` when below the truncation, or equal to it with a fraction left."""
+    b = em.builder
+    x, y = u[0], f[0]
+    number = b.fcmp_ordered("ord", y, y)
+    negative = b.fcmp_ordered("<", y, em.f64(0.0))
+    huge = b.fcmp_ordered(">=", y, em.f64(2.0**64))
+    inside = b.and_(number, b.not_(b.or_(negative, huge)))
+    whole = em.intrinsic("llvm.trunc.f64", F64, [y])
+    t = b.fptoui(b.select(inside, whole, em.f64(0.0)), I64)  # (defined: 0 outside)
+    fraction = b.fcmp_ordered(">", b.fsub(y, whole), em.f64(0.0))
+    same = b.icmp_unsigned("==", x, t)
+    lt = b.or_(huge, b.and_(inside, b.or_(b.icmp_unsigned("<", x, t), b.and_(same, fraction))))
+    eq = b.and_(inside, b.and_(same, b.not_(fraction)))
+    gt = b.and_(number, b.not_(b.or_(lt, eq)))
+    return {"<": lt, "<=": b.or_(lt, eq), ">": gt, ">=": b.or_(gt, eq), "==": eq, "!=": b.not_(eq)}[op]
 
 
 def _uint_compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:

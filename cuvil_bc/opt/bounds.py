@@ -320,7 +320,7 @@ class BoundsPlan:
     out of the loop), or, by default, at the access itself (wrapping a negative index
     first). An index the branches prove gets no test at all."""
 
-    def __init__(self, fn: "Function") -> None:
+    def __init__(self, fn: "Function", entry_tests: bool = True) -> None:
         from ..typing.infer import value_type
         from ..typing.types import ArrayType
 
@@ -344,7 +344,7 @@ class BoundsPlan:
                         # test of it would fail on every call.
                         self.proven.add((op, k))
                         continue
-                    upper = self._entry_bound(op, index, block)
+                    upper = self._entry_bound(op, index, block) if entry_tests else None
                     if upper is not None:
                         self.entry_tests.setdefault(block, []).append((op, k, upper))
 

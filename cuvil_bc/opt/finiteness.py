@@ -261,14 +261,19 @@ class OpTests:
 class FloatTests:
     """The finiteness plan of one typed function (see the module's docstring)."""
 
-    def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]]) -> None:
+    def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]], suspicion: bool = True) -> None:
         self.fn = fn
         self.uses = uses
+        #: Whether a test may fail on any infinity or NaN, which NumPy would not warn
+        #: about where an operand already was one: deferred and covered tests do.
+        #: Without (an infinity among the arguments made most calls deopt: the
+        #: dispatcher recompiles), every NumPy float op tests itself, precisely.
+        self.suspicion = suspicion
         self.carried: dict[O.Op, bool] = {}  # see `carries_math_error`
         self._covered: dict[O.Op, bool] = {}  # see `covered`
         #: A function that only reads and has NumPy arithmetic or a deferrable `math`
         #: call: tests set a flag that is looked at once, on return (Emitter.warn_if).
-        self.deferred = not fn.writes and any(
+        self.deferred = suspicion and not fn.writes and any(
             (isinstance(op, O.BinOp) and op.type is not None and any(t == NP_I64 or numpy_float(t) for t in options(op.type)))
             or self.defers_math_error(op)
             for op in fn.ops()
@@ -300,6 +305,8 @@ class FloatTests:
         function that only reads, + - * are not tested here: `UntestedFloats` decides
         which later op tests them, or whether they test themselves. An op that a strip
         tests at its end (`absorbed`, strips.absorbed_ops) needs no test either."""
+        if not self.suspicion:
+            return "precise"
         if not self.fn.writes:
             return "none" if _chains(op) else "precise"
         if absorbed:

@@ -46,11 +46,16 @@ class Plans:
     wraps: set[O.Op]
 
 
-def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None) -> Plans:
-    """The plans for the typed function `fn` (`uses`: its `fn.uses()`, if at hand)."""
+def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None, drops: frozenset[str] = frozenset()) -> Plans:
+    """The plans for the typed function `fn` (`uses`: its `fn.uses()`, if at hand),
+    without the assumptions named in `drops` (abi.DROPPABLE): "entry-bounds", no
+    bounds test on entry to a block, each index where it is used; "float-suspicion",
+    no test that fails on any infinity or NaN, each NumPy float op its own precise one."""
     uses = fn.uses() if uses is None else uses
     owns = any(is_owned(op) for op in fn.ops())
-    return Plans(FloatTests(fn, uses), plan_strips(fn), Liveness(fn) if owns else None, BoundsPlan(fn), wrapping_ops(fn, uses))
+    floats = FloatTests(fn, uses, suspicion="float-suspicion" not in drops)
+    bounds = BoundsPlan(fn, entry_tests="entry-bounds" not in drops)
+    return Plans(floats, plan_strips(fn), Liveness(fn) if owns else None, bounds, wrapping_ops(fn, uses))
 
 
 def format_plans(fn: Function, plans: Plans | None = None) -> str:

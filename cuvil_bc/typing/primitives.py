@@ -94,7 +94,7 @@ def _need(types: tuple[Type, ...], allowed: tuple[Type, ...], what: str) -> None
 
 def _float_result(name: str) -> Rule:
     def rule(ts: tuple[Type, ...]) -> Type:
-        _need(ts, NUMERIC, name)
+        _need(ts, NUMERIC + (UINT,), name)  # (a uint converts as an int does: correctly rounded)
         return FLOAT
 
     return rule
@@ -102,15 +102,15 @@ def _float_result(name: str) -> Rule:
 
 def _int_result(name: str) -> Rule:
     def rule(ts: tuple[Type, ...]) -> Type:
-        _need(ts, NUMERIC, name)
-        return INT
+        _need(ts, NUMERIC + (UINT,), name)
+        return UINT if ts == (UINT,) else INT  # (floor of a uint is the uint)
 
     return rule
 
 
 def _bool_result(name: str) -> Rule:
     def rule(ts: tuple[Type, ...]) -> Type:
-        _need(ts, NUMERIC, name)
+        _need(ts, NUMERIC + (UINT,), name)
         return BOOL
 
     return rule
@@ -138,7 +138,7 @@ def _int(ts: tuple[Type, ...]) -> Type:
 
 
 def _float(ts: tuple[Type, ...]) -> Type:
-    _need(ts, NUMERIC, "float()")
+    _need(ts, NUMERIC + (UINT,), "float()")
     return FLOAT
 
 

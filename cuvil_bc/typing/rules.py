@@ -194,7 +194,7 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         raise Unsupported(f"'{op}' with {a} and {b}")
     if a in NUMERIC and b in NUMERIC:
         return BOOL
-    if UINT in (a, b) and a in WIDE_INTEGRAL and b in WIDE_INTEGRAL and op in ("<", "<=", ">", ">=", "==", "!="):
+    if UINT in (a, b) and a in WIDE_INTEGRAL + (FLOAT,) and b in WIDE_INTEGRAL + (FLOAT,) and op in ("<", "<=", ">", ">=", "==", "!="):
         return BOOL
     if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
         if op in ("==", "!="):
