@@ -115,6 +115,7 @@ class Dispatcher:
         _LIVE.add(self)
         self._warned = False
         self._last_deopt: str | None = None
+        self.reruns = 0  # calls native code handed back that CPython ran again from the start
         #: Deoptimisations by the source line whose guard failed (0: unknown), for the
         #: hook's report.
         self.deopt_lines: collections.Counter[int] = collections.Counter()
@@ -294,6 +295,7 @@ class Dispatcher:
             # native code left, and must not start the call again.
             self._counts["interpreted_calls"] += 1
             return point.run(args, words)
+        self.reruns += 1
         return self._interpret(args, {}, here)
 
     def _adapt(self, args: tuple[Any, ...], line: int, kind: int) -> None:

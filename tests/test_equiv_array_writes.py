@@ -426,3 +426,35 @@ def test_remainders_of_loop_items() -> None:
     check(WRAPPED_NEIGHBOURS, np.zeros((0, 3), dtype=np.int64))
     check(WRAPPED_NEIGHBOURS, np.ones((1, 1), dtype=np.int64))
     assert native_ran(WRAPPED_NEIGHBOURS)
+
+
+CLIP = compile_source(
+    """
+def f(x, lo, hi, out):
+    n = x.shape[0]
+    clipped = 0
+    span = hi - lo
+    for i in range(n):
+        v = x[i]
+        c = min(max(v, lo), hi)      # an np.float64 or a float, element by element
+        if c != v:
+            clipped += 1
+        out[i] = (c - lo) / span     # np.float64 warns where a float raises or is silent
+    return out, clipped, c * 1e300
+""",
+)
+
+
+def test_a_union_of_float_and_numpy_float_is_lowered_without_branches() -> None:
+    """Each case of the union (a float, an np.float64) is computed and its result
+    selected by the tag; each case's guards count only where it holds: a zero span
+    raises ZeroDivisionError for a clipped (float) item and warns for another, an
+    overflow warns only for an np.float64."""
+    rng = np.random.default_rng(2)
+    x = rng.normal(0.0, 2.0, 40)
+    for lo, hi in ((-1.0, 1.0), (0.0, 0.0), (-1e308, 1e308), (1.0, 1.0), (-math.inf, math.inf)):
+        for data in (x, np.array([0.5, -3.0, 3.0, math.nan, math.inf, -math.inf, 1e308])):
+            check(CLIP, data, lo, hi, np.zeros(data.shape[0]))
+    check(CLIP, np.array([5.0, 0.5]), 0.0, 1.0, np.zeros(2))
+    assert native_ran(CLIP)
+    assert "case.float" not in CLIP.inspect_llvm()  # (a split with branches names its cases)

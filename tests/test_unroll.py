@@ -173,3 +173,14 @@ def test_a_resume_after_a_write_in_a_copy_gets_the_items_left() -> None:
         check(SCATTER, np.array([1.0, 1e10, 2.0]), w, np.zeros((3, 4)))
     assert native_ran(SCATTER) and SCATTER.stats["deopts"] > 0
     assert foriters(SCATTER) == 1
+
+
+def test_a_loop_inside_whose_body_only_returns() -> None:
+    # Found by the fuzzers: the inner "loop" has no way back (its body returns), so it
+    # stayed a ForIter inside the copies, and both copies' ForIters led to the one body
+    # block that reads the item: an internal compiler error (a phi of iterators).
+    d = build("def f(n):\n    for i1 in range(2):\n        for i2 in range(n):\n            return i2 + i1\n    return -1\n")
+    for n in (0, 1, 3):
+        check(d, n)
+    d0 = build("def f():\n    for i1 in range(2):\n        for i2 in range(0):\n            return i2\n")
+    check(d0)

@@ -42,6 +42,8 @@ BUDGET_NS = 2_000_000
 ENOUGH = 8
 #: ... and native calls slower by this factor (what sampling noise could not explain).
 MARGIN = 1.1
+#: Native calls count as slower, untimed, when CPython ran this share of them again.
+RERUN_SHARE = 0.9
 
 
 def typical(times: list[int]) -> int:
@@ -54,16 +56,19 @@ def typical(times: list[int]) -> int:
 
 class Verdict:
     """What the sampler found: the typical native and interpreted call (ns; the
-    latter None when not timed), and whether native calls are slower."""
+    latter None when not timed), whether almost every native call was run again by
+    CPython (`rerun`: a deopt of a function that does not write), and whether native
+    calls are slower. A call run again costs its native part and the whole
+    interpreted call: slower, whatever the timing says."""
 
-    __slots__ = ("native_ns", "interpreted_ns")
+    __slots__ = ("native_ns", "interpreted_ns", "rerun")
 
-    def __init__(self, native_ns: int, interpreted_ns: int | None) -> None:
-        self.native_ns, self.interpreted_ns = native_ns, interpreted_ns
+    def __init__(self, native_ns: int, interpreted_ns: int | None, rerun: bool = False) -> None:
+        self.native_ns, self.interpreted_ns, self.rerun = native_ns, interpreted_ns, rerun
 
     @property
     def slower(self) -> bool:
-        return self.interpreted_ns is not None and self.native_ns > MARGIN * self.interpreted_ns
+        return self.rerun or (self.interpreted_ns is not None and self.native_ns > MARGIN * self.interpreted_ns)
 
     def saved_ns(self) -> int | None:
         """Time saved by each native call, when both kinds were timed."""
@@ -77,8 +82,12 @@ class Sampler:
     turn, calls whose cost alternates (odd and even arguments) would give each kind
     only the cheap or only the dear ones."""
 
-    def __init__(self, native: Callable[..., Any], interpreted: Callable[..., Any], decided: Callable[[Verdict], None]) -> None:
+    def __init__(
+        self, native: Callable[..., Any], interpreted: Callable[..., Any], decided: Callable[[Verdict], None], reruns: Callable[[], int] = lambda: 0
+    ) -> None:
         self.native, self.interpreted, self.decided = native, interpreted, decided
+        self.reruns = reruns  # calls CPython ran again so far (the dispatcher's count)
+        self.rerun_samples = 0  # timed native calls that CPython ran again
         self.lock = _thread.allocate_lock()
         self.times: tuple[list[int], list[int]] = ([], [])  # native, interpreted
         self.spent = 0  # ns in timed interpreted calls
@@ -95,6 +104,7 @@ class Sampler:
             interpreted = self._interpret_next()
             self.interpreted_calls += interpreted
             function = self.interpreted if interpreted else self.native
+            before = self.reruns()
             start = perf_counter_ns()
             try:
                 result = function(*args)
@@ -103,7 +113,10 @@ class Sampler:
 
                 NativeCall.unlink(prefix=False)  # this frame's entry: the traceback is CPython's
                 raise
-            self._note(interpreted, perf_counter_ns() - start)
+            took = perf_counter_ns() - start
+            if not interpreted and self.warm and self.reruns() > before:
+                self.rerun_samples += 1
+            self._note(interpreted, took)
             return result
         finally:
             self.lock.release()
@@ -143,4 +156,5 @@ class Sampler:
         if self._may_interpret() or len(native) < FEW or (len(native) < SAMPLES and min(native) < SHORT_CALL_NS):
             return
         self.done = True
-        self.decided(Verdict(typical(native), typical(timed) if len(timed) >= ENOUGH else None))
+        rerun = self.rerun_samples >= RERUN_SHARE * len(native)
+        self.decided(Verdict(typical(native), typical(timed) if len(timed) >= ENOUGH else None, rerun))

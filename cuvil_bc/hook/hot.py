@@ -421,7 +421,9 @@ class Runtime:
         # they are slower than the code as written.
         call = NativeCall(None)
         tramp = trampoline(plain, call)
-        call.function = sampler = Sampler(dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp, dispatcher))
+        call.function = sampler = Sampler(
+            dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp, dispatcher), lambda: dispatcher.reruns
+        )
         record.samplers.append(sampler)
         from ..compiler import COMPILER
         from . import originals

@@ -71,7 +71,7 @@ def _minmax_mixed(op: str) -> Lowering:
             def beats(vs: list[Typed], item: Typed = item) -> Typed:
                 return compare(em, op, item, vs[0]), BOOL
 
-            better = em.split([(best_val, result)], BOOL, beats)
+            better = em.split([(best_val, result)], BOOL, beats, branchless=True)
             best_val = b.select(better, em.coerce(item[0], item[1], result), best_val)
         return best_val, result
 

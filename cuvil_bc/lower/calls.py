@@ -14,7 +14,7 @@ from llvmlite import ir
 from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import Function
-from ..typing.primitives import Primitive, as_number, creator_name, lookup, method
+from ..typing.primitives import CPYTHON, Primitive, as_number, creator_name, lookup, method
 from ..typing.primitives import result_type as call_result_type
 from ..typing.types import BOOL, FLOAT, ArrayMethod, ArrayType, BoundMethod, ObjType, TupleType, Type, UnionType, base
 from . import arrays
@@ -88,7 +88,7 @@ class CallLowering:
                 vs = [self.as_number(sig.name, k, v) for k, v in enumerate(vs)]
             return lowering(em, vs, result)
 
-        return em.split(args, t, lower)
+        return em.split(args, t, lower, branchless=sig.pure and sig.lowering != CPYTHON)
 
     def native_call(self, func: pytypes.FunctionType, args: list[Typed], t: Type) -> ir.Value:
         """A call of the compiled `func`: on to its result, or, when it deoptimised, out

@@ -277,12 +277,12 @@ class FunctionLowering:
             return b.select(b.icmp_signed("==", x, n), em.i64(0), x)
         em.float_warning_check = self.floats.arithmetic_test(op, em.strip is not None and op in em.strip.absorbed)  # type: ignore[attr-defined]
         operands = aggregates.weak_twins(em, operands)
-        return em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)))
+        return em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)), branchless=True)
 
     def unary(self, op: O.UnaryOp, operands: list[Typed], t: Type) -> ir.Value:
         if op in self.plans.wraps:
             return self.em.split(operands, t, lambda vs: wrapping_unary(self.em, op.op, vs[0]))
-        return self.em.split(operands, t, lambda vs: unary(self.em, op.op, vs[0]))
+        return self.em.split(operands, t, lambda vs: unary(self.em, op.op, vs[0]), branchless=True)
 
     def compare(self, op: O.Compare, operands: list[Typed], t: Type) -> ir.Value:
         em = self.em
@@ -290,10 +290,10 @@ class FunctionLowering:
         if divides is not None:
             return divides
         operands = aggregates.weak_twins(em, operands)
-        return em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), compare_type(op.op, vs[0][1], vs[1][1])))
+        return em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), compare_type(op.op, vs[0][1], vs[1][1])), branchless=True)
 
     def truth(self, op: O.Truth, operands: list[Typed], t: Type) -> ir.Value:
-        return self.em.split(operands, t, lambda vs: (truth(self.em, vs[0]), BOOL))
+        return self.em.split(operands, t, lambda vs: (truth(self.em, vs[0]), BOOL), branchless=True)
 
     def build_tuple(self, op: O.BuildTuple, operands: list[Typed], t: Type) -> ir.Value:
         assert isinstance(t, TupleType), t

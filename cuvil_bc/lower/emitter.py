@@ -58,6 +58,9 @@ class Emitter:
         self.line = 0
         self.speculative = False  # lowering an op hoisted by opt/speculate.py
         self.kind = 0  # of the guard being lowered: abi.ENTRY_BOUNDS_DEOPT and the like
+        #: While one case of a branch-free `split` is lowered: the i1 that says whether
+        #: it is the case that holds; guards and deferred tests count only then.
+        self.predicate: ir.Value | None = None
         self.float_warning_check = "precise"  # for np.float64 arithmetic (opt/finiteness.FloatTests.arithmetic_test)
         self.float_error_check = "precise"  # for math functions (opt/finiteness.FloatTests.op_tests)
         #: A function that writes to memory deopts by resuming the interpreter (see
@@ -144,6 +147,25 @@ class Emitter:
             self._deopt_blocks[key] = blk
         return blk
 
+    def _split_branchless(self, operands: list[Typed], i: int, result: Type, case: Callable[[list[Typed]], Typed]) -> ir.Value:
+        b = self.builder
+        val, t = operands[i]
+        assert isinstance(t, UnionType)
+        tag = b.extract_value(val, 0)
+        outer = self.predicate
+        out: ir.Value | None = None
+        for k, opt in enumerate(t.options):
+            holds = b.icmp_unsigned("==", tag, ir.Constant(I8, k))
+            self.predicate = holds if outer is None else b.select(outer, holds, ir.Constant(I1, 0))
+            try:
+                rest = operands[:i] + [(b.extract_value(val, k + 1), opt)] + operands[i + 1 :]
+                got = self.split(rest, result, case, branchless=True)
+            finally:
+                self.predicate = outer
+            out = got if out is None else b.select(holds, got, out)
+        assert out is not None
+        return out
+
     def opaque_float(self, value: ir.Value) -> ir.Value:
         """`value` (a double) through an empty inline asm: LLVM cannot fold or rewrite
         what it computes with, and it costs no instruction. Where LLVM's folding would
@@ -193,6 +215,7 @@ class Emitter:
     def deopt_if(self, cond: ir.Value, distinct: str = "", kind: int = 0) -> None:
         """Hand the call back to CPython when `cond` holds (an unlikely path); `kind`
         tells the dispatcher which assumption failed (abi.DROPPABLE), 0 for none."""
+        cond = self.predicated(cond)
         if self.strip is not None:
             self.strip.fail_if(cond)
             return
@@ -204,6 +227,17 @@ class Emitter:
             self.kind = 0
         br.set_weights([1, 1 << 20])
         self.builder.position_at_end(ok)
+
+    def predicated(self, cond: ir.Value) -> ir.Value:
+        """`cond`, and only while the case being lowered holds (`predicate`). What the
+        other cases compute from their members' meaningless words is frozen (an
+        ``undef`` must not reach a branch), and then and-ed: a select on the predicate
+        becomes a branch on the tag, which mispredicts where the tag changes."""
+        if self.predicate is None:
+            return cond
+        frozen = ir.instructions.Instruction(self.builder.block, cond.type, "freeze", [cond])
+        self.builder._insert(frozen)
+        return self.builder.and_(frozen, self.predicate)
 
     def warn_if(self, maybe: ir.Value, precise: Callable[[], ir.Value] | None = None) -> None:
         """A NumPy warning: native code computes NumPy's value all the same (an IEEE
@@ -219,7 +253,7 @@ class Emitter:
                 self.deopt_if_refined(maybe, precise)
             return
         assert self.warned is not None, "prepare_warnings() first: returns test the flag"
-        self.builder.store(self.builder.or_(self.builder.load(self.warned), maybe), self.warned)
+        self.builder.store(self.builder.or_(self.builder.load(self.warned), self.predicated(maybe)), self.warned)
 
     def suspect_if(self, maybe: ir.Value) -> None:
         """`warn_if` for a value that is an infinity or NaN (`maybe`): a warning only
@@ -230,7 +264,7 @@ class Emitter:
             self.deopt_if(maybe, kind=FLOAT_SUSPICION_DEOPT)
             return
         b = self.builder
-        b.store(b.or_(b.load(self.unfinite), b.zext(maybe, I64)), self.unfinite)
+        b.store(b.or_(b.load(self.unfinite), b.zext(self.predicated(maybe), I64)), self.unfinite)
 
     def warn_if_not_finite(self, x: ir.Value) -> None:
         """`warn_if` x is an infinity or NaN. Deferred, this costs three cheap ops:
@@ -244,6 +278,8 @@ class Emitter:
         assert self.unfinite is not None, "prepare_warnings() first: returns test the flag"
         b = self.builder
         bits = b.bitcast(b.fsub(x, x), I64)
+        if self.predicate is not None:
+            bits = b.select(self.predicate, bits, ir.Constant(I64, 0))
         b.store(b.or_(b.load(self.unfinite), bits), self.unfinite)
 
     def warn_if_any_not_finite(self, values: list[Typed]) -> None:
@@ -294,6 +330,7 @@ class Emitter:
 
         The hot path then pays for one compare; `precise()` is emitted in a cold block.
         """
+        maybe = self.predicated(maybe)
         if self.strip is not None:
             self.strip.fail_if(maybe)  # the ordinary loop then decides precisely
             return
@@ -407,15 +444,23 @@ class Emitter:
                     return self.coerce(self.coerce(val, src, opt), opt, dst)
         raise AssertionError(f"cannot represent {src} as {dst}")
 
-    def split(self, operands: list[Typed], result: Type, case: Callable[[list[Typed]], Typed]) -> ir.Value:
+    def split(self, operands: list[Typed], result: Type, case: Callable[[list[Typed]], Typed], branchless: bool = False) -> ir.Value:
         """Run `case` on concrete operands, switching on the tag of each union operand,
-        and return its result represented as `result`."""
+        and return its result represented as `result`. With `branchless` (a case that
+        only computes a value: arithmetic, a comparison), a union of floats and NumPy
+        floats (``c = min(max(v, lo), hi)``: an np.float64 or a float) runs every case
+        and selects the result by the tag, with each case's guards and tests counting
+        only where its member is the one (`predicate`): float arithmetic cannot trap on
+        the other members' meaningless words, and a branch on a tag that changes from
+        one element to the next would mispredict."""
         for i, (val, t) in enumerate(operands):
             if isinstance(t, UnionType):
                 break
         else:
             out_val, out_t = case(operands)
             return self.coerce(out_val, out_t, result)
+        if branchless and all(base(opt) == FLOAT for opt in t.options) and len(t.options) <= 3:
+            return self._split_branchless(operands, i, result, case)
         tag = self.builder.extract_value(val, 0)
         merge = self.block("merge")
         unreachable = self.block("badtag")

@@ -98,6 +98,8 @@ def _close_exits(fn: Function, body: set[BasicBlock]) -> bool:
     preds = fn.predecessors()
     idom = dominators(fn)
     exits = {s for b in body for s in b.successors() if s not in body}
+    if any(isinstance(op, O.IterValue) for e in exits for op in e.ops):
+        return False  # (a loop's body that only returns: it must keep its one ForIter)
     def exit_above(block: BasicBlock) -> BasicBlock | None:
         node: BasicBlock | None = block
         while node is not None and node not in exits:
