@@ -76,6 +76,7 @@ double cb_tgamma(double x);
 double cb_lgamma(double x);
 double cb_remainder(double x, double y);
 double cb_hypot(int64_t n, double *xs);
+int32_t cb_hypot_uses_fma(void);
 int cb_publish_types(void);
 int64_t cb_monotonic_ns(void);
 void cb_priority_claim(int64_t deadline_ns);

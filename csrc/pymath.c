@@ -285,3 +285,7 @@ double cb_hypot(int64_t n, double *xs) {
         return Py_NAN;
     return vector_norm(n, xs, max);
 }
+
+/* Whether cb_hypot squares with fma() (CPython 3.12 and later) rather than splitting
+ * each value in halves (3.11): lower/norms.py emits the same steps inline. */
+int32_t cb_hypot_uses_fma(void) { return PY_VERSION_HEX >= 0x030C0000; }

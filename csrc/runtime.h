@@ -83,6 +83,7 @@ double cb_tgamma(double x);
 double cb_lgamma(double x);
 double cb_remainder(double x, double y);
 double cb_hypot(int64_t n, double *xs);
+int32_t cb_hypot_uses_fma(void);
 /* CLOCK_MONOTONIC, in ns. */
 int64_t cb_monotonic_ns(void);
 /* The hook's compile claims priority over ticks of counters that wait (counter.c), until

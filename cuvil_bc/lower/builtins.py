@@ -12,7 +12,7 @@ from llvmlite import binding as _llvm, ir
 
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ArrayType, NpScalar, TupleType, Type
-from . import complexes
+from . import complexes, norms
 from .emitter import Emitter, Typed, is_finite
 from .ltypes import F64, I1, I32, I64, llvm_type, math_function
 from .numeric import binop, compare, cpython_pow, deopt_on_float_error, numpy_abs, truth
@@ -217,15 +217,21 @@ def _libm(name: str, c_name: str = "", float_errors: bool = True) -> Lowering:
 
 
 def _hypot(em: Emitter, xs: list[ir.Value]) -> ir.Value:
-    """``math.hypot(*xs)``: the runtime's copy of CPython's algorithm (cb_hypot), which
-    takes the coordinates in memory."""
-    b = em.builder
-    mem = em.alloca(ir.ArrayType(F64, max(1, len(xs))))
-    for k, x in enumerate(xs):
-        b.store(x, b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
-    fn = em.declare("cb_hypot", F64, [I64, F64.as_pointer()])
-    math_function(fn, reads_arguments=True)
-    return b.call(fn, [em.i64(len(xs)), b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, 0)])])
+    """``math.hypot(*xs)``: CPython's algorithm inline (norms.py), and the runtime's
+    copy (cb_hypot, which takes the coordinates in memory) for what is rare."""
+
+    def call() -> ir.Value:
+        b = em.builder
+        mem = em.alloca(ir.ArrayType(F64, max(1, len(xs))))
+        for k, x in enumerate(xs):
+            b.store(x, b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, k)]))
+        fn = em.declare("cb_hypot", F64, [I64, F64.as_pointer()])
+        math_function(fn, reads_arguments=True)
+        return b.call(fn, [em.i64(len(xs)), b.gep(mem, [ir.Constant(I32, 0), ir.Constant(I32, 0)])])
+
+    from .runtime import lib
+
+    return norms.hypot(em, xs, bool(lib.cb_hypot_uses_fma()), call)
 
 
 @functools.cache
