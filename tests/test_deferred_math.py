@@ -98,3 +98,35 @@ def test_the_loop_has_no_exit() -> None:
     assert "@llvm.sqrt.v" in SQRT_SUM.inspect_llvm()
     BRANCHES(np.ones(100))
     assert "@llvm.sqrt.v" not in BRANCHES.inspect_llvm()
+
+
+# Powers: NumPy's (a np.float64 base) and Python's (a float base) in functions that
+# only read. Their overflow joins the deferred flag, and the rare pow call of an exact
+# square (lower/powers.py) has vector variants: the loop vectorizes.
+SQUARES = build("def f(a, m):\n    s = 0.0\n    for i in range(len(a)):\n        s += (a[i] - m) ** 2\n    return s\n")
+SCALAR_POWERS = build("def f(x, n):\n    s = 0.0\n    for i in range(n):\n        s += (x + i) ** 2 + (x - i) ** 3.0\n    return s\n")
+
+
+@given(arrays("float64", max_dims=1, max_side=60, elements=st.floats(allow_nan=True, allow_infinity=True)), st.floats(-1e3, 1e3))
+@settings(max_examples=150, deadline=None)
+def test_powers_match_cpython(a: np.ndarray, m: float) -> None:
+    check(SQUARES, a, m)  # 1e200 ** 2: NumPy's overflow warning, after the loop
+
+
+def test_python_float_powers_defer_overflow() -> None:
+    # (1e154 + i) ** 2 overflows: CPython's OverflowError, from a re-run.
+    for x in (1.5, 1e154, 1e103, -1e103, math.inf, -math.inf, math.nan, -0.0):
+        check(SCALAR_POWERS, x, 5)
+    equivalent(SCALAR_POWERS, st.tuples(st.floats(), st.integers(0, 20)))
+    assert native_ran(SCALAR_POWERS)
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64's vector registers")
+def test_squares_vectorize() -> None:
+    # Full-mantissa data takes pow's slow path on a few percent of elements: the
+    # vector loop calls the masked variant for those lanes, and the sum is CPython's.
+    a = np.random.default_rng(5).random(5000)
+    check(SQUARES, a, 0.5)
+    llvm = SQUARES.inspect_llvm()
+    assert "@cb.pow.v" in llvm and "x double>" in llvm
+    assert native_ran(SQUARES)

@@ -56,6 +56,8 @@ class JIT:
             quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
             with _tuned_options(), quiet:
                 pb.getModulePassManager().run(mod, pb)
+                if _VARIANTS in text:
+                    _inline_variants(mod, pb)
             cancel.check()  # (between optimisation and code generation: see cancel.py)
             _check_externals(mod, self.defined)
             optimized = str(mod)
@@ -121,6 +123,20 @@ def _tuned_options() -> Iterator[None]:
             if _options_users == 0:
                 for _, off in _OPTIONS:
                     llvm.set_option("", off)
+
+
+#: The attribute that names a call's vector variants (powers.py): those the loop
+#: vectorizer called are inlined afterwards, their rare scalar calls kept behind a
+#: test of the mask (the pipeline's own inliner ran before the vectorizer).
+_VARIANTS = "vector-function-abi-variant"
+
+
+def _inline_variants(mod: llvm.ModuleRef, pb: llvm.PassBuilder) -> None:
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    mpm.add_simplify_cfg_pass()
+    mpm.add_instruction_combine_pass()
+    mpm.run(mod, pb)
 
 
 #: The loop metadata of a buffered strip (lower/strips.py), which asks LLVM to unroll

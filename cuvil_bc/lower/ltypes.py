@@ -62,13 +62,15 @@ def inaccessible_only(fn: ir.Function) -> None:
 
 
 def math_function(fn: ir.Function, reads_arguments: bool = False) -> None:
-    """Declare a function of the C library or the runtime's math (csrc/pymath.c): it
-    may set errno (which native code never reads) and, with `reads_arguments`, reads
-    memory its pointer arguments point to, nothing else; so LLVM keeps array loads and
-    stores across its calls. `nobuiltin` keeps LLVM from replacing it by what it
-    believes is equivalent (pow(x, 2.0) becomes x * x, which differs from glibc's pow
-    in the last bit: powers.py computes such powers as pow does)."""
-    memory = "memory(argmem: read, errnomem: write)" if reads_arguments else "memory(errnomem: write)"
+    """Declare a function of the C library or the runtime's math (csrc/pymath.c) pure:
+    it reads nothing but its arguments (with `reads_arguments`, the memory they point
+    to) and writes nothing native code reads (it may set errno, which neither native
+    code nor CPython after it looks at); so LLVM keeps array loads and stores across
+    its calls, and may vectorize a loop with a rare call in it (powers.py). `nobuiltin`
+    keeps LLVM from replacing it by what it believes is equivalent (pow(x, 2.0)
+    becomes x * x, which differs from glibc's pow in the last bit: powers.py computes
+    such powers as pow does)."""
+    memory = "memory(argmem: read)" if reads_arguments else "memory(none)"
     _attributes(fn, "nobuiltin", "nounwind", "willreturn", memory)
 
 

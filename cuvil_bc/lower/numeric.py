@@ -589,7 +589,10 @@ def numpy_power(em: Emitter, a: Typed, c: Typed, result: NpScalar) -> Typed:
     if result.base == FLOAT:
         x, y = em.as_float(_plain(a)), em.as_float(_plain(c))
         r = c_pow(em, x, y)
-        deopt_on_float_error(em, r, [x, y])
+        if em.unfinite is not None:  # a reader: deferred, as NumPy's other arithmetic
+            em.suspect_if(b.not_(is_finite(em, r)))
+        else:
+            deopt_on_float_error(em, r, [x, y])
         return r, result
     _weak_ints_fit(em, (a, c), result.name)
     x, n = em.as_int(_plain(a)), em.as_int(_plain(c))
@@ -672,6 +675,9 @@ def float_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     y_int = b.fcmp_ordered("==", em.intrinsic("llvm.floor.f64", F64, [y]), y)
     em.deopt_if(b.and_(b.fcmp_ordered("<", x, zero), b.and_(is_finite(em, y), b.not_(y_int))))
     r = cpython_pow(em, x, y)
+    if em.float_error_check == "deferred":  # any infinity, tested on return (FloatTests.defers_math_error)
+        em.suspect_if(b.not_(is_finite(em, r)))
+        return r
     overflow = b.and_(b.not_(is_finite(em, r)), b.fcmp_ordered("==", r, r))
     em.deopt_if(b.and_(overflow, b.and_(is_finite(em, x), is_finite(em, y))))
     return r

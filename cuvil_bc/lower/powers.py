@@ -29,7 +29,9 @@ Other libraries (or an older glibc) promise no such bound: pow is called then.
 from __future__ import annotations
 
 import functools
+import itertools
 import platform
+import weakref
 
 from llvmlite import ir
 
@@ -103,6 +105,7 @@ def c_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     b.cbranch(fast, done, slow).set_weights([1 << 10, 1])
     b.position_at_end(slow)
     called = em.libm("pow", F64, [x, y])
+    set.add(called.attributes, f'"vector-function-abi-variant"="{_variants(em.module)}"')  # type: ignore[attr-defined]
     b.branch(done)
     b.position_at_end(done)
     out = b.phi(F64)
@@ -131,3 +134,69 @@ def _double_double_power(em: Emitter, x: ir.Value, n: int) -> tuple[ir.Value, ir
         lo = b.fsub(low, b.fsub(hi, p))
     assert lo is not None
     return hi, lo
+
+
+#: Vector widths of the masked pow variants (`_variants`).
+_LANES = (2, 4, 8)
+
+
+def _variants(module: ir.Module) -> str:
+    """The masked vector variants of pow for LLVM's loop vectorizer (the VFABI names of
+    the call's "vector-function-abi-variant"), defined in `module`: each calls pow for
+    the lanes its mask holds. A loop whose pow calls are rare (the slow path above)
+    then vectorizes, the calls made lane by lane where needed; without a variant,
+    LLVM leaves any loop with a call in it scalar."""
+    names = []
+    for n in _LANES:
+        # (externally visible, and so named once per module: unused internal functions
+        # are gone before the vectorizer looks for them)
+        name = f"cb.pow.v{n}.{_module_tag(module)}"
+        names.append(f"_ZGV_LLVM_M{n}vv_pow({name})")
+        if module.globals.get(name) is None:
+            _define_variant(module, name, n)
+    return ",".join(names)
+
+
+_TAGS = itertools.count()
+_MODULE_TAG: "weakref.WeakKeyDictionary[ir.Module, int]" = weakref.WeakKeyDictionary()
+
+
+def _module_tag(module: ir.Module) -> int:
+    found = _MODULE_TAG.get(module)
+    if found is None:
+        found = _MODULE_TAG[module] = next(_TAGS)
+    return found
+
+
+def _define_variant(module: ir.Module, name: str, n: int) -> None:
+    from .ltypes import declare, math_function
+
+    vec = ir.VectorType(F64, n)
+    fn = ir.Function(module, ir.FunctionType(vec, [vec, vec, ir.VectorType(ir.IntType(1), n)]), name)
+    pow_fn = declare(module, "pow", ir.FunctionType(F64, [F64, F64]))
+    math_function(pow_fn)
+    fn.attributes.add("alwaysinline")  # (inlined where the vectorizer calls it: jit.py)
+    x, y, mask = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    # A vector whose lanes all took the fast path calls nothing: one test.
+    lanes = fn.append_basic_block("lanes")
+    none, out = fn.append_basic_block("none"), x
+    b.cbranch(b.icmp_unsigned("!=", b.bitcast(mask, ir.IntType(n)), ir.Constant(ir.IntType(n), 0)), lanes, none).set_weights([1, 1 << 10])
+    b.position_at_end(none)
+    b.ret(x)
+    b.position_at_end(lanes)
+    for k in range(n):
+        lane = ir.Constant(ir.IntType(32), k)
+        call, next_ = fn.append_basic_block(f"lane{k}"), fn.append_basic_block(f"after{k}")
+        before = b.block
+        b.cbranch(b.extract_element(mask, lane), call, next_)
+        b.position_at_end(call)
+        r = b.call(pow_fn, [b.extract_element(x, lane), b.extract_element(y, lane)])
+        with_r = b.insert_element(out, r, lane)
+        b.branch(next_)
+        b.position_at_end(next_)
+        phi = b.phi(vec)
+        phi.add_incoming(out, before)
+        phi.add_incoming(with_r, call)
+        out = phi
+    b.ret(out)
