@@ -10,12 +10,12 @@ from cuvil_bc.compiler import Compiler
 from cuvil_bc.ir import format_function
 from cuvil_bc.lower import builtins as lowered
 from cuvil_bc.lower.runtime import MATH_VIA_CPYTHON
-from cuvil_bc.typing.primitives import CPYTHON, LIBM, OWN, PRIMITIVES, VIA_CPYTHON, lookup
+from cuvil_bc.typing.primitives import CPYTHON, LIBM, OWN, NUMPY_SCALARS, PRIMITIVES, VIA_CPYTHON, lookup
 from cuvil_bc.typing.types import FLOAT, NP_I64, Type
 
 
 def test_every_row_has_its_lowering_and_every_lowering_a_row() -> None:
-    own = {row.name for row in PRIMITIVES if row.lowering == OWN}
+    own = {row.name for row in PRIMITIVES + NUMPY_SCALARS if row.lowering == OWN}
     assert own == set(lowered._OWN)
     for row in PRIMITIVES:
         assert row.lowering in (OWN, LIBM, CPYTHON), row
@@ -95,3 +95,10 @@ def test_numpy_creators_are_rows_of_the_table() -> None:
         assert creator_name(func) == row.name.removeprefix("numpy.")
         assert not is_pure_callable(func)  # a new array each call: never folded
     assert creator_name(np.sum) is None and creator_name(abs) is None
+
+
+def test_numpy_float_types_have_rows() -> None:
+    import numpy as np
+
+    assert lookup(np.float64) in NUMPY_SCALARS and lookup(np.float32) in NUMPY_SCALARS
+    assert lookup(np.float16) is None

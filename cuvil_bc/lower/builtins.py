@@ -11,11 +11,11 @@ from typing import Callable
 from llvmlite import binding as _llvm, ir
 
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
-from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ArrayType, NpScalar, TupleType, Type
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, NP_BOOL, NP_F64, UINT, ArrayType, NpScalar, TupleType, Type
 from . import complexes, norms
 from .emitter import Emitter, Typed, is_finite
 from .ltypes import F64, I1, I32, I64, llvm_type, math_function
-from .numeric import binop, compare, cpython_pow, deopt_on_float_error, numpy_abs, truth
+from .numeric import binop, compare, cpython_pow, deopt_on_float_error, numpy_abs, to_float32, truth
 
 Lowering = Callable[[Emitter, list[Typed], Type], Typed]
 TWO63 = 2.0**63
@@ -376,6 +376,24 @@ def _is_integer(em: Emitter, args: list[Typed], result: Type) -> Typed:
     return b.and_(is_finite(em, x), b.fcmp_ordered("==", em.intrinsic("llvm.trunc.f64", F64, [x]), x)), BOOL
 
 
+def _numpy_float64(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``np.float64(x)``: x's value as a double (an int correctly rounded, as CPython's
+    int-to-float conversion; a float32 exactly)."""
+    return em.as_float(args[0]), result
+
+
+def _numpy_float32(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``np.float32(x)``: x rounded to single precision, as NumPy rounds the operands
+    of float32 arithmetic (`numeric.to_float32`): a double that overflows warns in
+    NumPy, and deopts here; so does an int beyond 2**24."""
+    val, t = args[0]
+    if t == UINT:
+        em.deopt_if(em.builder.icmp_unsigned(">", val, em.i64(1 << 24)))
+    if t in (NP_F64, BOOL, UINT, NP_BOOL):
+        val, t = em.as_float((val, t)), FLOAT  # (exact but for np.float64's, which rounds as a float)
+    return em.builder.fpext(to_float32(em, (val, t)), F64), result
+
+
 #: The lowerings of the `OWN` rows, by name.
 _OWN: dict[str, Lowering] = {
     "abs": _abs,
@@ -403,6 +421,8 @@ _OWN: dict[str, Lowering] = {
     "int.bit_length": _bit_length,
     "int.bit_count": _bit_count,
     "float.is_integer": _is_integer,
+    "numpy.float64": _numpy_float64,
+    "numpy.float32": _numpy_float32,
 }
 
 

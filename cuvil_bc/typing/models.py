@@ -268,6 +268,10 @@ class NpScalarModel(_Crossing):
             return np.bool_(w[k].i != 0)
         return getattr(np, t.name)(w[k].d if t.base == FLOAT else w[k].i)
 
+    def leaf_values(self, value: object, t: Type) -> Any:
+        assert isinstance(t, NpScalar)  # (a constant: ``np.float64(0.0)``, folded)
+        return model(t.base).leaf_values(value.item(), t.base)  # type: ignore[attr-defined]
+
 
 class ArrayModel(_Crossing):
     """A NumPy array: ``{data, shape..., strides..., meminfo}``. An argument passes its

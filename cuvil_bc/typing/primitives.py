@@ -284,6 +284,24 @@ NUMPY_CREATORS: tuple[Primitive, ...] = tuple(
     Primitive(f"numpy.{name}", None, 1, 4, _no_rule, lowering=CREATES, pure=False)
     for name in ("empty", "zeros", "ones", "full", "empty_like", "zeros_like", "ones_like", "arange")
 )
+
+
+def _numpy_float(name: str) -> Rule:
+    def rule(ts: tuple[Type, ...]) -> Type:
+        for t in ts:
+            if t not in NUMERIC + (UINT,) and not (isinstance(t, NpScalar) and t.name in ("float64", "float32", "int64", "bool")):
+                raise Unsupported(f"np.{name}() of a {t} argument")
+        return NpScalar(name)
+
+    return rule
+
+
+#: NumPy's float types called as functions, ``np.float64(x)``: the NumPy scalar that
+#: holds x (lower/builtins.py). A Python int beyond the float's range raises
+#: OverflowError, a float32 that overflows warns.
+NUMPY_SCALARS: tuple[Primitive, ...] = tuple(
+    Primitive(f"numpy.{name}", None, 1, 1, _numpy_float(name), numpy_own=True, in_strips=True) for name in ("float64", "float32")
+)
 _TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES}
 _NUMPY_TABLE: dict[object, Primitive] | None = None  # NumPy's rows by callable, once NumPy is imported
 assert len(_TABLE) == len(PRIMITIVES), "a callable with two rows"
@@ -334,7 +352,7 @@ def lookup(obj: object) -> Primitive | None:
             np = sys.modules.get("numpy")  # (a NumPy callable implies NumPy is imported)
             if np is None:
                 return None
-            _NUMPY_TABLE = {getattr(np, row.name.removeprefix("numpy.")): row for row in NUMPY_CREATORS}
+            _NUMPY_TABLE = {getattr(np, row.name.removeprefix("numpy.")): row for row in NUMPY_CREATORS + NUMPY_SCALARS}
         return _NUMPY_TABLE.get(obj)
     except TypeError:  # unhashable
         return None

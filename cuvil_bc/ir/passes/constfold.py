@@ -48,6 +48,15 @@ def _fold_none_test(op: O.Compare, facts: Facts) -> object:
     return _NOFOLD
 
 
+def _numpy_own(value: object) -> bool:
+    """A NumPy scalar or function (``np.float32``): what it computes may warn, under
+    NumPy's error state of the moment (``np.float32(1e300)``), so it runs when the
+    program does. (Catching the warning instead would change the process's warning
+    filters while the program's threads run.)"""
+    owner = getattr(type(value), "__module__", "") if not callable(value) else getattr(value, "__module__", "")
+    return isinstance(owner, str) and owner.partition(".")[0] == "numpy"
+
+
 def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
     """The constant value of `op`, or `_NOFOLD`."""
     if isinstance(op, O.Compare) and op.op in ("is", "is not"):
@@ -59,6 +68,8 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
         if not isinstance(v, O.Const):
             return _NOFOLD
         vals.append(v.value)
+    if any(_numpy_own(v) for v in vals):
+        return _NOFOLD
     try:
         if isinstance(op, O.BinOp):
             if _too_big(op, *vals):

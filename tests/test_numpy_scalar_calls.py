@@ -1,0 +1,61 @@
+"""``np.float64(x)`` and ``np.float32(x)`` called in compiled code (typing/primitives.py
+NUMPY_SCALARS, lowered in lower/builtins.py): the same value, type and warnings as
+NumPy's, for Python numbers and NumPy scalars. Every test compares with CPython
+running the same function."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from cuvil_bc.testing import arrays, check, compile_source, equivalent, native_ran, numbers
+
+
+def build(src: str):  # type: ignore[no-untyped-def]
+    return compile_source(src, np=np, math=math)
+
+
+CONVERT = build("def f(x):\n    return np.float64(x), np.float32(x)\n")
+# NumPy scalars as arguments: an element of each dtype, converted.
+ELEMENTS = build("def f(a, i):\n    v = a[i]\n    return np.float64(v), np.float32(v), np.float32(v) * np.float32(0.5)\n")
+# The usual accumulators: an np.float64 or np.float32 sum from the start, so the
+# loop-carried value has one type.
+SUM64 = build("def f(a):\n    s = np.float64(0.0)\n    for i in range(len(a)):\n        s += a[i] * a[i]\n    return s\n")
+SUM32 = build("def f(a):\n    t = np.float32(0.0)\n    for i in range(len(a)):\n        t += np.float32(a[i]) * np.float32(2.5)\n    return t\n")
+# Constant arguments: np.float32(1e300) warns at every call, never while compiling.
+CONSTANT_OVERFLOW = build("def f(x):\n    return np.float32(1e300) + x\n")
+
+EDGES = [0, 1, -5, True, False, 2**24, 2**24 + 1, 2**53 + 1, 2**63 - 1, -(2**63), 2**64 - 1, 2**70, 10**400,
+         0.1, -0.0, 1e300, -1e300, math.nan, math.inf, -math.inf, 3.4028235677973366e38, 3.4028235e38, 1.4e-45, 5e-324]
+
+
+def test_python_numbers() -> None:
+    for x in EDGES:
+        check(CONVERT, x, native=not (isinstance(x, int) and x >= 2**64))
+    equivalent(CONVERT, st.tuples(numbers()))
+    assert native_ran(CONVERT)
+
+
+@given(st.sampled_from(["float64", "float32", "int64", "bool"]).flatmap(lambda d: arrays(d, max_dims=1, min_dims=1, max_side=5)), st.integers(-6, 6))
+@settings(max_examples=200, deadline=None)
+def test_numpy_scalars(a: np.ndarray, i: int) -> None:
+    check(ELEMENTS, a, i)  # (an index out of range raises IndexError in both)
+
+
+def test_accumulators_run_natively() -> None:
+    for a in (np.arange(10.0), np.zeros(0), np.array([1e200, 1e200]), np.linspace(-3, 3, 1000)):
+        check(SUM64, a)
+    for a in (np.arange(10.0), np.array([1e300, 1.0]), np.array([0.1, 0.2, 0.3], dtype=np.float32), np.arange(5), np.array([True, False])):
+        check(SUM32, a)
+    assert native_ran(SUM64) and native_ran(SUM32)
+    assert "np.float64 = phi" in SUM64.inspect_ir()  # (not float | np.float64)
+
+
+def test_constants_warn_when_called() -> None:
+    # Constant folding leaves NumPy's calls to run time: folding np.float32(1e300)
+    # would have warned once, while compiling, and never again.
+    for x in (1.0, 2.5):
+        check(CONSTANT_OVERFLOW, x, native=False)
