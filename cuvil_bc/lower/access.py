@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..abi import ENTRY_BOUNDS_DEOPT, VIEW_OF_ARGUMENT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
-from ..opt.bounds import BoundsPlan, in_bounds_after_wrap
+from ..opt.bounds import VALUE, BoundsPlan, in_bounds_after_wrap
 from ..typing.types import INT, ITEMSIZE, NONE, ArrayType, TupleType, Type
 from . import arrays, refcount
 from .emitter import Emitter, Typed
@@ -50,7 +50,12 @@ class ArrayAccess:
         block's resume point, before anything in the block has run)."""
         em, b = self.em, self.em.builder
         for op, k, (arr, dim, off) in self.bounds.entry_tests.get(block, []):
-            upper = em.i64(off) if arr is None else b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
+            if arr is None:
+                upper = em.i64(off)
+            elif dim == VALUE:  # an int value: the stop of a range(n), say
+                upper = b.add(self.get(arr)[0], em.i64(off))  # type: ignore[arg-type]
+            else:
+                upper = b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
             extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
             em.line = op.line or self.firstlineno
             em.speculative = False

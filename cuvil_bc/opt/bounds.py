@@ -9,7 +9,9 @@ An int value gets a lower bound (a constant) and an exclusive upper bound of the
 "extent k of array A, plus a constant" (or a constant), computed from:
 
 * the item of ``range(stop)`` / ``range(start, stop)`` (no step): ``[start, stop)``,
-  where a `start` that is not a constant contributes its own lower bound;
+  where a `start` that is not a constant contributes its own lower bound, and a
+  `stop` that is another loop's item plus c its own upper bound (``for j in
+  range(i + 1)`` inside ``for i in range(n)``: j < n);
 * ``x + c`` and ``x - c`` for a constant ``c``;
 * ``a.shape[k]``, an item of ``a.shape`` unpacked, and ``len(a)``: extent k of ``a``;
 * ``x % n`` for such an extent ``n``: ``[0, n)`` (``n == 0`` raises first);
@@ -18,6 +20,11 @@ An int value gets a lower bound (a constant) and an exclusive upper bound of the
 
 ``i - 1`` for such a loop item ``i`` is ``[-1, extent)``: NumPy's wrap of -1 brings it
 in bounds (`in_bounds_after_wrap`).
+
+An upper bound may also be "an int value V, plus a constant" (`VALUE`): ``range(width)``
+for an argument ``width``. It proves an index into an array that the function created
+with V as that extent (``np.zeros((steps + 1, width))``, or ``np.zeros_like(a)``
+for a's extents: `creation_extent`), whose creation raised unless V was the extent.
 
 An index of dimension k of A is in bounds when its lower bound is at least 0 and its
 upper bound is at most extent k of A. Extents cannot change during a call: compiled code
@@ -33,8 +40,10 @@ from ..ir import ops as O
 if TYPE_CHECKING:
     from ..ir.function import Function
 
-#: (array value or None for a constant, dimension, offset): extent k of the array + offset.
+#: (array value or None for a constant, dimension, offset): extent k of the array + offset;
+#: with the dimension `VALUE`, the first item is an int value: that value + offset.
 Upper = tuple[object, int, int]
+VALUE = -1
 
 
 def _const_int(v: O.Value) -> int | None:
@@ -63,7 +72,47 @@ def _extent(v: O.Value) -> Upper | None:
         inner = _extent(v.lhs)
         if c is not None and inner is not None:
             return (inner[0], inner[1], inner[2] + (c if v.op == "+" else -c))
-    return None
+    return (v, VALUE, 0) if _is_int(v) else None
+
+
+def _is_int(v: O.Value) -> bool:
+    from ..typing.infer import value_type
+    from ..typing.types import INT
+
+    return not isinstance(v, O.Const) and value_type(v) == INT
+
+
+def creation_extent(array: object, dim: int) -> Upper | None:
+    """Extent `dim` of `array` when the function created it with a shape it can name:
+    ``np.zeros((n, m))``, ``np.empty(n)``, ``np.full(shape, v)``, ``np.ones_like(a)``
+    (NumPy raises for a negative extent, so the created array's is exactly that)."""
+    from ..typing.primitives import creator_name
+
+    if not (isinstance(array, O.Call) and isinstance(array.func, O.Const)):
+        return None
+    name = creator_name(array.func.value)
+    positional = array.args[: len(array.args) - len(array.kwnames)]
+    if name is None or not positional or "shape" in array.kwnames:
+        return None
+    first = positional[0]
+    if name.endswith("_like"):
+        return (first, dim, 0)
+    if name not in ("zeros", "empty", "ones", "full"):
+        return None
+    if isinstance(first, O.BuildTuple):
+        return _extent(first.items[dim]) if dim < len(first.items) else None
+    return _extent(first) if dim == 0 and _is_int(first) else None
+
+
+def _within(upper: Upper, array: object, dim: int) -> bool:
+    """Whether the bound `upper` is at most extent `dim` of `array`."""
+    arr, k, off = upper
+    if arr is array and k == dim:
+        return off <= 0
+    made = creation_extent(array, dim)
+    if made is None or arr is None or made[0] is None:
+        return False
+    return made[1] == k and off <= made[2] and (made[0] is arr or (k == VALUE and same_value(made[0], arr)))  # type: ignore[arg-type]
 
 
 def _range_item(v: O.Value) -> tuple[int, Upper] | None:
@@ -85,6 +134,12 @@ def _range_item(v: O.Value) -> tuple[int, Upper] | None:
     else:
         return None  # a step: not worth the cases
     upper = _extent(stop)
+    if upper is not None and upper[1] == VALUE:
+        # range(i + 1) for a loop item i < extent + off: items below extent + off.
+        outer = index_bounds(upper[0])  # type: ignore[arg-type]
+        if outer is not None and outer[1][1] != VALUE:
+            arr, k, off = outer[1]
+            upper = (arr, k, off - 1 + upper[2])
     return (start, upper) if upper is not None else None
 
 
@@ -102,7 +157,12 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
         # Python's x % n lies in [0, n) for n > 0, and n == 0 raises before any use.
         upper = _extent(v.rhs)
         if upper is not None and upper[0] is not None and upper[2] == 0:
-            return 0, upper
+            if upper[1] != VALUE:
+                return 0, upper  # (an extent is never negative)
+            # An int n is at least 1 where x in [lo, n + off) exists with lo >= off.
+            inner = index_bounds(v.lhs)
+            if inner is not None and inner[1][1] == VALUE and same_value(inner[1][0], upper[0]) and inner[0] - inner[1][2] >= 0:  # type: ignore[arg-type]
+                return 0, upper
     if isinstance(v, O.BinOp) and v.op in ("+", "-"):
         c = _const_int(v.rhs)
         inner = index_bounds(v.lhs)
@@ -171,7 +231,8 @@ def remainder_is_wrap(op: O.BinOp) -> bool:
         return False
     lo, (arr, k, off) = found
     # x >= lo >= 0; x < n + off <= n + 1; and n > lo - off >= 0.
-    return arr is divisor[0] and k == divisor[1] and lo >= 0 and off <= 1 and lo - off >= 0
+    same = arr is divisor[0] or (k == VALUE and same_value(arr, divisor[0]))  # type: ignore[arg-type]
+    return same and k == divisor[1] and lo >= 0 and off <= 1 and lo - off >= 0
 
 
 def in_bounds_after_wrap(index: O.Value, array: O.Value, dim: int) -> bool:
@@ -184,8 +245,8 @@ def in_bounds_after_wrap(index: O.Value, array: O.Value, dim: int) -> bool:
     found = index_bounds(index.lhs)
     if found is None:
         return False
-    lo, (arr, k, off) = found
-    return lo == 0 and arr is array and k == dim and off <= 0
+    lo, upper = found
+    return lo == 0 and _within(upper, array, dim)
 
 
 def in_bounds(index: O.Value, array: O.Value, dim: int) -> bool:
@@ -193,8 +254,8 @@ def in_bounds(index: O.Value, array: O.Value, dim: int) -> bool:
     found = index_bounds(index)
     if found is None:
         return False
-    lo, (arr, k, off) = found
-    return lo >= 0 and arr is array and k == dim and off <= 0
+    lo, upper = found
+    return lo >= 0 and _within(upper, array, dim)
 
 
 class BranchFacts:
@@ -265,7 +326,7 @@ class BranchFacts:
         found = index_bounds(index)
         low, uppers = self.bounds(block, index)
         low = low or (found is not None and found[0] >= 0)  # (a loop item's own bound: ``x + 1``)
-        return low and any(arr is array and k == dim and off <= 0 for arr, k, off in uppers)
+        return low and any(_within(upper, array, dim) for upper in uppers)
 
 
 def offset_form(v: O.Value) -> tuple[O.Value, int]:
@@ -364,6 +425,10 @@ class BoundsPlan:
         if not (low or (found is not None and found[0] >= 0)):
             return None
         for arr, k, off in uppers + ([found[1]] if found is not None else []):
+            if k == VALUE:
+                if not (isinstance(arr, O.Op) and arr.block is block):
+                    return (arr, k, off)  # (an int defined before the block)
+                continue
             if arr is None or (isinstance(value_type(arr), ArrayType) and not (isinstance(arr, O.Op) and arr.block is block)):  # type: ignore[arg-type]
                 return (arr, k, off)
         return None

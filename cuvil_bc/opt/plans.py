@@ -30,7 +30,7 @@ from ..ir.function import BasicBlock, Function
 from ..ir.printer import Namer, op_text
 from ..typing.infer import value_type
 from ..typing.types import ArrayType, NpScalar, options
-from .bounds import BoundsPlan
+from .bounds import VALUE, BoundsPlan
 from .finiteness import FloatTests
 from .ownership import Liveness, is_owned
 from .strip_plans import StripPlan, plan_strips
@@ -125,7 +125,7 @@ def _bounds(fn: Function, bounds: BoundsPlan, name: Namer) -> str:
             how = ["proven"] if (op, k) in bounds.proven else []
             if (op, k) in entry:
                 arr, dim, off = entry[op, k]
-                limit = str(off) if arr is None else f"{name(arr)}.shape[{dim}]" + (f"{off:+d}" if off else "")  # type: ignore[arg-type]
+                limit = str(off) if arr is None else (name(arr) if dim == VALUE else f"{name(arr)}.shape[{dim}]") + (f"{off:+d}" if off else "")  # type: ignore[arg-type]
                 how.append(f"tested on entry (< {limit})")
             marks.append(f"[{k}] " + (" and ".join(how) or "tested where used"))
         target = name(op) if isinstance(op, O.Subscript) else f"store to {name(op.obj)}"
