@@ -90,10 +90,88 @@ def test_an_unused_value_is_tested() -> None:
         assert expected[0] == "raise" and got[:2] == expected[:2] and same_value(expected[2][1], got[2][1])
 
 
-def test_in_place_stays_out_of_groups() -> None:
-    # a[i] = a[i] * k reads what it writes: a group would read before storing.
+def test_in_place_at_the_element_runs_in_groups() -> None:
+    # a[i] = a[i] * k reads only the element it writes: each lane reads its own
+    # element before the group stores. a[i] = a[i - 1] * k reads the one the
+    # previous iteration wrote: a group would read it before that store.
     f = build("def f(a, k):\n    for i in range(len(a)):\n        a[i] = a[i] * k\n")
-    assert not runs_in_groups(f, np.arange(40.0), 2.0)
+    assert runs_in_groups(f, np.arange(40.0), 2.0)
+    for k in (2.0, 1e300, np.inf):
+        check(f, np.linspace(1.0, 9.0, 3 * WIDTH + 3), k)
+    shifted = build("def f(a, k):\n    for i in range(1, len(a)):\n        a[i] = a[i - 1] * k\n")
+    assert not runs_in_groups(shifted, np.arange(40.0), 2.0)
+    check(shifted, np.linspace(1.0, 9.0, 40), 1.5)
+
+
+# Locals set in the body (a load and a float op): after the groups the loop's locals
+# are those of its last iteration, which the return shows, and so does the resume
+# state of the overflow after the loop (with warnings as errors, CPython's frame).
+LOCALS = build(
+    """
+def f(src, dst, big):
+    lap = 0.0
+    mid = 0.0
+    for j in range(1, len(src) - 1):
+        mid = src[j]
+        lap = src[j - 1] + src[j + 1] - 2.0 * mid
+        dst[j] = mid + 0.25 * lap
+    dst[0] = src[0] * big
+    return lap, mid
+"""
+)
+
+
+def test_locals_of_the_last_iteration() -> None:
+    assert runs_in_groups(LOCALS, np.linspace(1.0, 2.0, 40), np.zeros(40), 1.0)
+    for n in range(0, 3 * WIDTH + 4):
+        src = np.random.default_rng(n).random(n) if n else np.zeros(0)
+        for big in (1.0, 1e308):
+            if n == 0 and big > 1.0:
+                continue  # (src[0]: IndexError either way)
+            check(LOCALS, src, np.zeros(n), big)
+            got = run_with_warnings(LOCALS, (src, np.zeros(n), big), strict=True)
+            assert got[:2] == run_with_warnings(LOCALS.py_func, (src, np.zeros(n), big), strict=True)[:2]
+    src = np.linspace(1.0, 2.0, 40)
+    src[30] = np.inf  # a group fails: the ordinary loop finishes
+    check(LOCALS, src, np.zeros(40), 1.0)
+    assert native_ran(LOCALS)
+
+
+# C += A B in i-k-j order: the row of c is read and written at the same element.
+AXPY_ROWS = build(
+    """
+def f(a, b, c):
+    n, m = a.shape
+    p = b.shape[1]
+    for i in range(n):
+        for k in range(m):
+            aik = a[i, k]
+            for j in range(p):
+                c[i, j] += aik * b[k, j]
+    return c
+"""
+)
+
+
+def test_accumulating_rows_run_in_groups() -> None:
+    rng = np.random.default_rng(7)
+    assert runs_in_groups(AXPY_ROWS, rng.random((3, 4)), rng.random((4, 30)), rng.random((3, 30)))
+    for n, m, p in ((5, 4, 3 * WIDTH + 5), (2, 3, WIDTH), (1, 1, 1), (0, 2, 9), (4, 0, 20)):
+        check(AXPY_ROWS, rng.random((n, m)), rng.random((m, p)), rng.random((n, p)))
+    # An overflow in the middle of a row: NumPy's warning, with the elements before
+    # it updated; an infinity already in c.
+    big = np.ones((2, 3 * WIDTH))
+    big[1, WIDTH + 2] = 1e308
+    check(AXPY_ROWS, np.full((2, 2), 10.0), big, np.zeros((2, 3 * WIDTH)))
+    expected = run_with_warnings(AXPY_ROWS.py_func, (np.full((2, 2), 10.0), big, np.zeros((2, 3 * WIDTH))), strict=True)
+    got = run_with_warnings(AXPY_ROWS, (np.full((2, 2), 10.0), big, np.zeros((2, 3 * WIDTH))), strict=True)
+    assert expected[0] == "raise" and got[:2] == expected[:2] and same_value(expected[2][2], got[2][2])
+    c = np.ones((2, 3 * WIDTH))
+    c[0, 5] = np.inf
+    check(AXPY_ROWS, np.ones((2, 2)), np.ones((2, 3 * WIDTH)), c)
+    # b and c the same array: the reads of b overlap the row written.
+    check_with(AXPY_ROWS, lambda: (np.full((20, 20), 0.5),) + (np.linspace(0.0, 1.0, 400).reshape(20, 20),) * 2)
+    assert native_ran(AXPY_ROWS)
 
 
 @pytest.mark.parametrize("at", [1, 2, WIDTH - 1, WIDTH, WIDTH + 1, 3 * WIDTH + 5, 40])
@@ -160,3 +238,39 @@ def test_rows_and_strided_arrays() -> None:
 @settings(max_examples=200, deadline=None)
 def test_smooth_matches_cpython(a: np.ndarray) -> None:
     check(SMOOTH, a, np.zeros(len(a)))
+
+
+# float32 arrays: np.float32 ops run in single precision in the groups, as NumPy
+# computes them; a float32 value meets a float64 one in double precision.
+SMOOTH32 = build("def f(src, dst):\n    for j in range(1, len(src) - 1):\n        dst[j] = 0.25 * src[j - 1] + 0.5 * src[j] + 2 * src[j + 1]\n")
+MIXED = build("def f(a32, b64, out):\n    for j in range(len(out)):\n        out[j] = a32[j] * b64[j] + a32[j] * 3.0\n")
+
+
+def test_float32_groups() -> None:
+    rng = np.random.default_rng(9)
+    f32 = lambda *shape: rng.random(shape).astype(np.float32)  # noqa: E731
+    assert runs_in_groups(SMOOTH32, f32(40), np.zeros(40, np.float32))
+    assert runs_in_groups(AXPY_ROWS, f32(3, 4), f32(4, 30), f32(3, 30))
+    assert runs_in_groups(MIXED, f32(30), rng.random(30), np.zeros(30))
+    for n, m, p in ((5, 4, 3 * WIDTH + 5), (2, 3, WIDTH), (0, 2, 9)):
+        check(AXPY_ROWS, f32(n, m), f32(m, p), f32(n, p))
+    for n in (3, WIDTH + 1, 3 * WIDTH + 2):
+        check(MIXED, f32(n), rng.random(n), np.zeros(n))
+        check(MIXED, f32(n), np.full(n, 1e300), np.zeros(n))
+    # float32 overflow (3e38 * 2), an infinity or a NaN at every position of a group:
+    # NumPy's warnings, and with warnings as errors the elements before it written.
+    for at in (1, 2, WIDTH, WIDTH + 1, 2 * WIDTH + 3):
+        for value in (3e38, np.inf, np.nan):
+            src = f32(3 * WIDTH + 4)
+            src[at] = value
+            check(SMOOTH32, src, np.zeros(len(src), np.float32))
+            expected = run_with_warnings(SMOOTH32.py_func, (src, np.zeros(len(src), np.float32)), strict=True)
+            got = run_with_warnings(SMOOTH32, (src, np.zeros(len(src), np.float32)), strict=True)
+            assert got[:2] == expected[:2] and same_value(expected[2][1], got[2][1])
+    assert native_ran(SMOOTH32) and native_ran(MIXED)
+
+
+@given(arrays("float32", max_dims=1, max_side=40, elements=st.floats(width=32) | st.sampled_from([3e38, -3e38, 1e-45])))
+@settings(max_examples=150, deadline=None)
+def test_float32_groups_match_cpython(a: np.ndarray) -> None:
+    check(SMOOTH32, a, np.zeros(len(a), np.float32), native=len(a) > 0)

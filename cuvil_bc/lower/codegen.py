@@ -187,6 +187,14 @@ class FunctionLowering:
         self.values[v] = value
         return before
 
+    def bind(self, v: O.Value, value: ir.Value) -> None:
+        """Give `v`, not lowered yet, a value for a while (`unbind` takes it back)."""
+        assert v not in self.values
+        self.values[v] = value
+
+    def unbind(self, v: O.Value) -> None:
+        del self.values[v]
+
     def header_phis(self, header: BasicBlock) -> list[tuple[O.Phi, list[ir.PhiInstr]]]:
         return [(phi, leaves) for phi, leaves in self.phis if phi.block is header]
 

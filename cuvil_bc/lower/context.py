@@ -34,6 +34,13 @@ class LoopLowering(Protocol):
         what it was, to bind back after the copy."""
         ...
 
+    def bind(self, v: O.Value, value: ir.Value) -> None:
+        """Give `v`, which is not lowered yet, the value `value` until `unbind`."""
+        ...
+
+    def unbind(self, v: O.Value) -> None:
+        ...
+
     def lower(self, op: O.Op) -> None:
         """Lower one op of a body at the builder."""
         ...

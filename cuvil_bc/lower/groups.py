@@ -18,10 +18,13 @@ A body qualifies (`vector_plan`) when it is one block of:
 * float ``+ - *`` (Python floats or np.float64) of those, loop-invariant floats and
   numeric constants;
 * index arithmetic: ``item + c``, and ``+ -`` of loop-invariant ints (``i - 1``);
-* exactly one store ``out[..., item + c] = value`` into a unit-stride float64 array;
+* exactly one store ``out[..., item + c] = value`` into a unit-stride float64 array,
+  which the body reads, if at all, only at that element (``c[i, j] += ...``: each
+  lane reads its own element before the group stores);
 
-and no local but the loop's item changes in it (after the groups the header's phis
-get the item of the last iteration that ran). Reads of a group come before its
+and no local but the loop's item and float values changes in it (after the groups
+the header's phis get the item of the last iteration that ran, and the float locals'
+values in it: `VectorPlan.lasts`, the last lane of the last group). Reads of a group come before its
 stores, which is only what the ordinary loop does when no array read overlaps the
 array written: a run-time test before the groups (the loop then runs as a logged
 strip or element by element). The test of a group: every value stored, and every
@@ -37,9 +40,10 @@ from llvmlite import ir
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock
-from ..opt.strip_plans import StripPlan, VectorPlan, indices
+from ..opt.strip_plans import F32 as F32_TYPE, StripPlan, VectorPlan, indices
+from ..typing.infer import value_type
 from .context import LoopLowering
-from .ltypes import F64, I1, I32
+from .ltypes import F32, F64, I1, I32
 from .striplog import StripLog, overlap
 
 #: Iterations per group: eight doubles, one AVX-512 register (two AVX2 ones).
@@ -59,7 +63,6 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
     emitted when some index is not known to be in bounds (`bounds_ready`)."""
     em = lw.em
     b = em.builder
-    vec_t = ir.VectorType(F64, WIDTH)
     body = header.terminator.body  # type: ignore[attr-defined]
 
     def field(i: int) -> ir.Value:
@@ -95,21 +98,34 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
     b.position_at_end(group)
     p = b.load(field(0))
     b.store(p, field(3))  # the item of the group's first iteration (IterValue reads it)
-    vectors: dict[O.Value, ir.Value] = {}
+    vectors: dict[O.Value, ir.Value] = {}  # in single precision for np.float32 values
 
-    def operand(v: O.Value) -> ir.Value:
+    def operand(v: O.Value, single: bool = False) -> ir.Value:
+        """`v` as a vector of doubles, or of floats (`single`: an operand of a float32
+        op, which the plan made sure float32 holds)."""
+        elem = F32 if single else F64
         if v in vectors:
-            return vectors[v]
-        scalar = ir.Constant(F64, float(v.value)) if isinstance(v, O.Const) else lw.get(v)[0]
-        one = b.insert_element(ir.Constant(vec_t, ir.Undefined), scalar, ir.Constant(I32, 0))
-        return b.shuffle_vector(one, ir.Constant(vec_t, ir.Undefined), ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+            vec = vectors[v]
+            return vec if vec.type.element == elem else b.fpext(vec, ir.VectorType(F64, WIDTH))  # (exact)
+        if isinstance(v, O.Const):
+            scalar = ir.Constant(elem, float(v.value))  # (rounded as NumPy converts it)
+        else:
+            scalar = lw.get(v)[0]  # (a double; an np.float32 one holds a float exactly)
+            scalar = b.fptrunc(scalar, F32) if single else scalar
+        t = ir.VectorType(elem, WIDTH)
+        one = b.insert_element(ir.Constant(t, ir.Undefined), scalar, ir.Constant(I32, 0))
+        return b.shuffle_vector(one, ir.Constant(t, ir.Undefined), ir.Constant(ir.VectorType(I32, WIDTH), [0] * WIDTH))
+
+    def single(op: O.Subscript | O.StoreItem) -> bool:
+        return value_type(op.obj).dtype == "float32"  # type: ignore[attr-defined]
 
     def address(op: O.Subscript | O.StoreItem) -> ir.Value:
         ptr = lw.access.element_pointer(lw.get(op.obj), lw.get(op.index), op)  # lane 0's element
-        return b.bitcast(ptr, vec_t.as_pointer())
+        return b.bitcast(ptr, ir.VectorType(F32 if single(op) else F64, WIDTH).as_pointer())
 
     tested: list[ir.Value] = []
     target: ir.Value | None = None
+    lasts = {op: em.alloca(F64) for op in plan.lasts}
     em.strip = log
     saved_resume, saved_line = em.resume, em.line
     try:
@@ -121,13 +137,14 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
                 vectors[op] = b.load(address(op), align=1)
             elif op in plan.arith:
                 assert isinstance(op, O.BinOp)
-                vectors[op] = {"+": b.fadd, "-": b.fsub, "*": b.fmul}[op.op](operand(op.lhs), operand(op.rhs))
+                one = op.type == F32_TYPE
+                vectors[op] = {"+": b.fadd, "-": b.fsub, "*": b.fmul}[op.op](operand(op.lhs, one), operand(op.rhs, one))
                 users = lw.users(op)
                 if not users or any(u not in plan.arith and u is not plan.store for u in users):
                     tested.append(vectors[op])  # its value does not only flow on to a test
             elif op is plan.store:
                 target = address(op)
-                tested.append(operand(op.value))
+                tested.append(operand(op.value, single(op)))
             else:  # the item and index arithmetic: lane 0's scalar values
                 lw.lower(op)
     finally:
@@ -135,16 +152,20 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
         em.resume, em.line = saved_resume, saved_line
     assert target is not None
     bad = b.load(log.flag)
-    inf = ir.Constant(vec_t, [float("inf")] * WIDTH)
     mask_t = ir.IntType(WIDTH)
     for v in tested:
-        lanes = b.fcmp_unordered(">=", em.intrinsic(f"llvm.fabs.v{WIDTH}f64", vec_t, [v]), inf)  # NaN or inf
+        name = f"llvm.fabs.v{WIDTH}{'f32' if v.type.element == F32 else 'f64'}"
+        inf = ir.Constant(v.type, [float("inf")] * WIDTH)
+        lanes = b.fcmp_unordered(">=", em.intrinsic(name, v.type, [v]), inf)  # NaN or inf
         bad = b.or_(bad, b.icmp_unsigned("!=", b.bitcast(lanes, mask_t), ir.Constant(mask_t, 0)))
     commit, refuse = em.block("group.commit"), em.block("group.refused")
     b.cbranch(bad, refuse, commit)
 
     b.position_at_end(commit)
-    b.store(operand(plan.store.value), target, align=1)
+    b.store(operand(plan.store.value, single(plan.store)), target, align=1)
+    for op, slot in lasts.items():  # the locals' values in the group's last iteration
+        last = b.extract_element(vectors[op], ir.Constant(I32, WIDTH - 1))
+        b.store(b.fpext(last, F64) if last.type == F32 else last, slot)
     b.store(b.add(p, em.i64(WIDTH)), field(0))
     b.store(b.sub(b.load(field(2)), em.i64(WIDTH)), field(2))
     b.branch(head)
@@ -160,9 +181,13 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
     b.position_at_end(back)
     item = next(op for op in body.ops if isinstance(op, O.IterValue))
     lane0 = lw.rebind(item, b.sub(b.load(field(0)), em.i64(1)))
+    for op, slot in lasts.items():
+        lw.bind(op, b.load(slot))
     for phi, leaves in lw.header_phis(header):
         for leaf, val in zip(leaves, lw.phi_leaves(phi, phi.value_for(body))):
             lw.add_incoming(leaf, val, back)
     lw.rebind(item, lane0)
+    for op in lasts:
+        lw.unbind(op)  # (the ordinary loop's lowering gives it its own value)
     b.branch(lw.block_of(header))
     b.position_at_end(done)

@@ -33,6 +33,7 @@ I8 = ir.IntType(8)
 I32 = ir.IntType(32)
 I64 = ir.IntType(64)
 F64 = ir.DoubleType()
+F32 = ir.FloatType()
 ITER = ir.LiteralStructType([I64, I64, I64, I64])  # cur, step, remaining, item
 RANGE_STRUCT = ir.LiteralStructType([I64, I64, I64])  # start, stop, step
 

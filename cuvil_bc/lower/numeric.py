@@ -18,7 +18,7 @@ from ..typing.infer import value_type
 from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 from . import complexes
 from .emitter import Emitter, Typed, is_finite, known_int, not_finite
-from .ltypes import F64, I1, I64
+from .ltypes import F32, F64, I1, I64
 from .powers import c_pow
 
 INT64_MIN = -(2**63)
@@ -482,7 +482,6 @@ def _deopt_outside(em: Emitter, x: ir.Value, dtype: str) -> None:
     em.deopt_if(b.icmp_unsigned(">", b.sub(x, em.i64(lo)), em.i64(hi - lo)))
 
 
-F32 = ir.FloatType()
 
 
 def to_float32(em: Emitter, v: Typed) -> ir.Value:

@@ -23,7 +23,7 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
-from ..typing.types import FLOAT, INT, NP_F64, RANGE_ITER, ArrayType, holds_array
+from ..typing.types import FLOAT, INT, NP_F64, RANGE_ITER, ArrayType, NpScalar, holds_array
 from .finiteness import numpy_float
 
 #: The most ops a buffered strip's body may have (it is unrolled completely).
@@ -187,17 +187,25 @@ def _depends_on(v: O.Value, roots: set, body: BasicBlock) -> bool:  # type: igno
 
 
 _FLOATS = (FLOAT, NP_F64)
+#: np.float32 ops run in single precision in groups too; their operands are float32
+#: elements, np.float32 values and constants that float32 holds.
+F32 = NpScalar("float32")
+_FLOAT32_MAX = 3.4028234663852886e38
 
 
 @dataclass(frozen=True)
 class VectorPlan:
     """A body that runs in vector groups: its float reads, its float ops, the one store,
-    and the arrays read (none may overlap the store's array at run time)."""
+    and the other arrays read (none may overlap the store's array at run time; the
+    store's own array is read, if at all, only at the element stored)."""
 
     loads: tuple[O.Subscript, ...]
     arith: tuple[O.BinOp, ...]
     store: O.StoreItem
     reads: tuple[O.Value, ...]
+    #: loads and float ops that are locals (``lap = ...``): after the groups, the
+    #: header's phis get their values in the last iteration that ran
+    lasts: tuple[O.Op, ...] = ()
 
 
 def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
@@ -224,27 +232,45 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
                 return None
             loads.append(op)
             vector.add(op)
-        elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and op.type in _FLOATS:
-            if not all(_float_operand(v, vector, body) for v in (op.lhs, op.rhs)):
+        elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and (op.type in _FLOATS or op.type == F32):
+            if not all(_float_operand(v, vector, body, op.type == F32) for v in (op.lhs, op.rhs)):
                 return None
             arith.append(op)
             vector.add(op)
         elif isinstance(op, O.StoreItem):
-            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body):
+            single = isinstance(t := value_type(op.obj), ArrayType) and t.dtype == "float32"
+            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body, single):
                 return None
+            if single and value_type(op.value) != F32:
+                return None  # (a double into a float32 array rounds: NumPy's cast)
             stores.append(op)
         else:
             return None
     if len(stores) != 1:
         return None
+    lasts: list[O.Op] = []  # float locals set in the body: their last lane's value
     for phi in header.phis():
         incoming = phi.value_for(body)
         if isinstance(incoming, O.Op) and incoming.block is body and incoming is not item:
-            return None  # a local set in the body: its last value would be needed
-    reads = tuple(dict.fromkeys(op.obj for op in loads))
-    if stores[0].obj in reads:
-        return None  # (`out[i] = out[i] * k`: the logged strip handles it)
-    return VectorPlan(tuple(loads), tuple(arith), stores[0], reads)
+            if incoming not in vector:
+                return None  # an int local set in the body (``k = i - 1``): lane 0's only
+            lasts.append(incoming)
+    store = stores[0]
+    # The stored array may be read at the very element the iteration stores
+    # (``c[i, j] += aik * b[k, j]``): each lane reads its own element before the
+    # group stores. Read elsewhere (``out[i] = out[i - 1] * k``) a lane would miss
+    # another's store: the logged strip handles that.
+    if any(op.obj is store.obj and not _same_element(op, store) for op in loads):
+        return None
+    reads = tuple(dict.fromkeys(op.obj for op in loads if op.obj is not store.obj))
+    return VectorPlan(tuple(loads), tuple(arith), store, reads, tuple(dict.fromkeys(lasts)))
+
+
+def _same_element(load: O.Subscript, store: O.StoreItem) -> bool:
+    from .bounds import same_value
+
+    a, b = indices(load), indices(store)
+    return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
 
 
 def index_step(op: O.Value, item: O.Value) -> bool:
@@ -258,10 +284,10 @@ def indices(op: O.Subscript | O.StoreItem) -> list[O.Value]:
 
 
 def _element_access(op: O.Subscript | O.StoreItem, item: O.Value, body: BasicBlock) -> bool:
-    """A float64 element whose last index is ``item + c`` (or the item) on a unit-stride
-    array, every other index computed before the loop."""
+    """A float64 or float32 element whose last index is ``item + c`` (or the item) on a
+    unit-stride array, every other index computed before the loop."""
     t = value_type(op.obj)
-    if not (isinstance(t, ArrayType) and t.dtype == "float64" and t.unit_stride):
+    if not (isinstance(t, ArrayType) and t.dtype in ("float64", "float32") and t.unit_stride):
         return False
     if isinstance(op.obj, O.Op) and op.obj.block is body:
         return False
@@ -278,12 +304,19 @@ def _invariant(v: O.Value, body: BasicBlock) -> bool:
     return isinstance(v, O.BinOp) and v.op in ("+", "-") and all(_invariant(x, body) for x in (v.lhs, v.rhs))
 
 
-def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock) -> bool:
+def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock, single: bool = False) -> bool:
+    """An operand of a float op in a group: a vector value, a constant or a float
+    computed before the loop; of a float32 (`single`) op, one that float32 holds
+    exactly or rounds to without overflow, as NumPy converts it."""
     if v in vector:
-        return True
+        return not single or value_type(v) == F32
     if isinstance(v, O.Const):
-        return type(v.value) is float or (type(v.value) is int and abs(v.value) <= 2**53)
-    return not (isinstance(v, O.Op) and v.block is body) and value_type(v) in _FLOATS
+        if type(v.value) is int:
+            return abs(v.value) <= (2**24 if single else 2**53)
+        return type(v.value) is float and (not single or abs(v.value) <= _FLOAT32_MAX)
+    if isinstance(v, O.Op) and v.block is body:
+        return False
+    return value_type(v) == F32 if single else value_type(v) in _FLOATS + (F32,)
 
 
 def plan_strips(fn: Function) -> dict[BasicBlock, StripPlan]:
