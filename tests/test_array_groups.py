@@ -137,6 +137,38 @@ def test_locals_of_the_last_iteration() -> None:
     assert native_ran(LOCALS)
 
 
+# Found by a helper: a local set in the body is not loop-invariant where it is read
+# before it is set (`dst[j] = lap` stores the previous iteration's value), and a read
+# of the stored element after the store must see the stored value.
+PREVIOUS = build(
+    """
+def f(src, dst, x):
+    lap = x
+    for j in range(len(src)):
+        dst[j] = lap * 2.0 + src[j]
+        lap = src[j] * 3.0
+    return lap
+"""
+)
+READ_BACK = build(
+    """
+def f(a, out):
+    t = 0.0
+    for j in range(len(out)):
+        out[j] = a[j] * 2.0
+        t = out[j] + 1.0
+    return t
+"""
+)
+
+
+def test_locals_and_reads_in_body_order() -> None:
+    for n in (1, WIDTH, 3 * WIDTH + 1):
+        check(PREVIOUS, np.arange(float(n)), np.zeros(n), 7.0)
+        check(READ_BACK, np.arange(float(n)), np.zeros(n))
+    assert native_ran(PREVIOUS) and native_ran(READ_BACK)
+
+
 # C += A B in i-k-j order: the row of c is read and written at the same element.
 AXPY_ROWS = build(
     """

@@ -175,3 +175,30 @@ def test_int_stops_match_cpython(la: int, lo: int, n: int, neg: int) -> None:
 
 
 FIRST_N_F = build(FIRST_N)
+
+
+# An int bound near int64's limit: the test before the loop computes n + 1 (or k's
+# bound + 3) without wrapping around (found by a helper: the wrapped sum passed the
+# test, and the loop stored past the array's end, or a read returned garbage).
+PAST_THE_LIMIT = """
+def f(a, n):
+    for i in range(n):
+        a[i + 1] = 1.0
+    return a
+"""
+GUARDED_READ = """
+def f(a, k, n):
+    if k >= 0:
+        if k - 3 < n:
+            return a[k]
+    return -1.0
+"""
+
+
+def test_bounds_near_the_int64_limit() -> None:
+    f, g = build(PAST_THE_LIMIT), build(GUARDED_READ)
+    for n in (2**63 - 1, 2**63 - 2, 3, 4, 10):
+        check(f, np.zeros(5), n)
+    for k, n in ((100000, 2**63 - 1), (2, 2**63 - 1), (4, 2), (2, 2**63 - 4), (7, 2**63 - 3)):
+        check(g, np.arange(5.0), k, n)
+    assert native_ran(f) and native_ran(g)

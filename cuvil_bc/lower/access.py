@@ -53,7 +53,9 @@ class ArrayAccess:
             if arr is None:
                 upper = em.i64(off)
             elif dim == VALUE:  # an int value: the stop of a range(n), say
-                upper = b.add(self.get(arr)[0], em.i64(off))  # type: ignore[arg-type]
+                # (n + off may pass int64's limit, where any index is out of bounds:
+                # the sum saturates, and the test fails)
+                upper = em.intrinsic("llvm.sadd.sat.i64", I64, [self.get(arr)[0], em.i64(off)])  # type: ignore[arg-type]
             else:
                 upper = b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
             extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]

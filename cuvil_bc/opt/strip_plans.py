@@ -218,6 +218,9 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
     arith: list[O.BinOp] = []
     stores: list[O.StoreItem] = []
     vector: set[O.Value] = set()  # values that differ from lane to lane
+    # Locals the body sets (their header phis) change from one iteration to the next:
+    # no operand of a group's op, which would see one value for all its lanes.
+    varying = {phi for phi in header.phis() if isinstance(inc := phi.value_for(body), O.Op) and inc.block is body}
     for op in body.ops[:-1]:
         if isinstance(op, (O.Checkpoint, O.IterValue)):
             continue
@@ -230,16 +233,18 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
         elif isinstance(op, O.Subscript):
             if not _element_access(op, item, body):
                 return None
+            if stores and op.obj is stores[0].obj:
+                return None  # (a read after the store must see it: the group stores last)
             loads.append(op)
             vector.add(op)
         elif isinstance(op, O.BinOp) and op.op in ("+", "-", "*") and (op.type in _FLOATS or op.type == F32):
-            if not all(_float_operand(v, vector, body, op.type == F32) for v in (op.lhs, op.rhs)):
+            if not all(_float_operand(v, vector, body, op.type == F32) and v not in varying for v in (op.lhs, op.rhs)):
                 return None
             arith.append(op)
             vector.add(op)
         elif isinstance(op, O.StoreItem):
             single = isinstance(t := value_type(op.obj), ArrayType) and t.dtype == "float32"
-            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body, single):
+            if not _element_access(op, item, body) or not _float_operand(op.value, vector, body, single) or op.value in varying:
                 return None
             if single and value_type(op.value) != F32:
                 return None  # (a double into a float32 array rounds: NumPy's cast)
@@ -256,9 +261,9 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
                 return None  # an int local set in the body (``k = i - 1``): lane 0's only
             lasts.append(incoming)
     store = stores[0]
-    # The stored array may be read at the very element the iteration stores
-    # (``c[i, j] += aik * b[k, j]``): each lane reads its own element before the
-    # group stores. Read elsewhere (``out[i] = out[i - 1] * k``) a lane would miss
+    # The stored array may be read, before the store, at the very element the
+    # iteration stores (``c[i, j] += aik * b[k, j]``): each lane reads its own
+    # element before the group stores. Read elsewhere (``out[i] = out[i - 1] * k``) a lane would miss
     # another's store: the logged strip handles that.
     if any(op.obj is store.obj and not _same_element(op, store) for op in loads):
         return None
