@@ -59,3 +59,15 @@ def test_constants_warn_when_called() -> None:
     # would have warned once, while compiling, and never again.
     for x in (1.0, 2.5):
         check(CONSTANT_OVERFLOW, x, native=False)
+
+
+def test_signaling_nan_cast_warns() -> None:
+    # NumPy's float64 -> float32 cast of a signaling NaN warns "invalid value
+    # encountered in cast"; a Python float's conversion does not.
+    a = np.zeros(3)
+    a.view(np.uint64)[0] = 0x7FF0000000000001
+    a[1] = math.nan
+    a[2] = 1.5
+    for i in (0, 1, 2):
+        check(ELEMENTS, a, i, native=i == 2)
+    check(CONVERT, float(a[0]))

@@ -385,10 +385,13 @@ def _numpy_float64(em: Emitter, args: list[Typed], result: Type) -> Typed:
 def _numpy_float32(em: Emitter, args: list[Typed], result: Type) -> Typed:
     """``np.float32(x)``: x rounded to single precision, as NumPy rounds the operands
     of float32 arithmetic (`numeric.to_float32`): a double that overflows warns in
-    NumPy, and deopts here; so does an int beyond 2**24."""
+    NumPy, and deopts here; so does an int beyond 2**24, and an np.float64 NaN (a
+    signaling one warns in NumPy's cast, found by a helper)."""
     val, t = args[0]
     if t == UINT:
         em.deopt_if(em.builder.icmp_unsigned(">", val, em.i64(1 << 24)))
+    if t == NP_F64:  # NumPy's cast of a signaling NaN warns (invalid): any NaN deopts
+        em.deopt_if(em.builder.fcmp_unordered("uno", val, val))
     if t in (NP_F64, BOOL, UINT, NP_BOOL):
         val, t = em.as_float((val, t)), FLOAT  # (exact but for np.float64's, which rounds as a float)
     return em.builder.fpext(to_float32(em, (val, t)), F64), result
