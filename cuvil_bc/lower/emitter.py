@@ -83,6 +83,23 @@ class Emitter:
     def block(self, name: str) -> ir.Block:
         return self.func.append_basic_block(name)
 
+    def unless_rare(self, rare: ir.Value, value: ir.Value, slow: Callable[[], ir.Value], name: str) -> ir.Value:
+        """`value`, or where `rare` holds (almost never: the branch is weighted so) what
+        `slow` emits in a block of its own, such as a call to the C library."""
+        b = self.builder
+        here = b.block
+        other, done = self.block(f"{name}.slow"), self.block(f"{name}.done")
+        b.cbranch(rare, other, done).set_weights([1, 1 << 10])
+        b.position_at_end(other)
+        computed = slow()
+        other_end = b.block
+        b.branch(done)
+        b.position_at_end(done)
+        out = b.phi(value.type)
+        out.add_incoming(value, here)
+        out.add_incoming(computed, other_end)
+        return out
+
     def alloca(self, typ: ir.Type) -> ir.Value:
         """An alloca in the entry block, so that mem2reg can promote it."""
         with self.builder.goto_block(self.alloca_block):

@@ -59,19 +59,7 @@ def hypot(em: Emitter, xs: list[ir.Value], uses_fma: bool, call: Callable[[], ir
         zero = b.fcmp_ordered("==", biggest, f64(0.0))
         plain = b.select(zero, biggest, scaled)
         tiny = b.and_(b.not_(normal), b.not_(b.or_(zero, b.or_(inf, nan))))  # (subnormal)
-        here = b.block
-        slow = em.block("hypot.subnormal")
-        done = em.block("hypot.done")
-        b.cbranch(tiny, slow, done).set_weights([1, 1 << 20])
-        b.position_at_end(slow)
-        called = call()
-        slow_end = b.block
-        b.branch(done)
-        b.position_at_end(done)
-        merged = b.phi(F64)
-        merged.add_incoming(plain, here)
-        merged.add_incoming(called, slow_end)
-        plain = merged
+        plain = em.unless_rare(tiny, plain, call, "hypot.subnormal")
     return b.select(inf, f64(math.inf), b.select(nan, ir.Constant(F64, _PY_NAN), plain))
 
 

@@ -559,11 +559,11 @@ def float_warning_test(em: Emitter, op: str, val: ir.Value, operands: Callable[[
     """The test for NumPy's float warnings of an np.float64 or np.float32 ``op`` whose
     result (as a double) is `val`, as the finiteness plan says (`em.float_warning_check`,
     opt/finiteness.FloatTests.arithmetic_test): in a function that only reads, ``+ - *``
-    defer theirs (Python's lowering of them has no guard of its own: the value is
-    NumPy's, only the warning may be due); "none": a later test covers it;
+    (and ``**``) defer theirs (Python's lowering of them has no guard of its own: the
+    value is NumPy's, only the warning may be due); "none": a later test covers it;
     "conservative": any non-finite result; "precise": one from numbers (`operands`)."""
     check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
-    if op in ("+", "-", "*") and em.unfinite is not None:  # (deferred tests: a reader's)
+    if op in ("+", "-", "*", "**") and em.unfinite is not None:  # (deferred tests: a reader's)
         if check != "none":
             em.warn_if_not_finite(val)
     elif check == "conservative":
@@ -588,10 +588,7 @@ def numpy_power(em: Emitter, a: Typed, c: Typed, result: NpScalar) -> Typed:
     if result.base == FLOAT:
         x, y = em.as_float(_plain(a)), em.as_float(_plain(c))
         r = c_pow(em, x, y)
-        if em.unfinite is not None:  # a reader: deferred, as NumPy's other arithmetic
-            em.suspect_if(b.not_(is_finite(em, r)))
-        else:
-            deopt_on_float_error(em, r, [x, y])
+        float_warning_test(em, "**", r, lambda: [x, y])
         return r, result
     _weak_ints_fit(em, (a, c), result.name)
     x, n = em.as_int(_plain(a)), em.as_int(_plain(c))

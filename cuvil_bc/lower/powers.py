@@ -99,19 +99,13 @@ def c_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     limit = b.fmul(b.bitcast(exponent, F64), scale)
     clear = b.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [residual]), limit)
     fast = b.and_(b.and_(normal, not_power_of_two), clear)
-    here = b.block
-    slow = em.block("pow.libm")
-    done = em.block("pow.done")
-    b.cbranch(fast, done, slow).set_weights([1 << 10, 1])
-    b.position_at_end(slow)
-    called = em.libm("pow", F64, [x, y])
-    set.add(called.attributes, f'"vector-function-abi-variant"="{_variants(em.module)}"')  # type: ignore[attr-defined]
-    b.branch(done)
-    b.position_at_end(done)
-    out = b.phi(F64)
-    out.add_incoming(rounded, here)
-    out.add_incoming(called, slow)
-    return out
+
+    def call() -> ir.Value:
+        called = em.libm("pow", F64, [x, y])
+        set.add(called.attributes, f'"vector-function-abi-variant"="{_variants(em.module)}"')  # type: ignore[attr-defined]
+        return called
+
+    return em.unless_rare(b.not_(fast), rounded, call, "pow")
 
 
 def _double_double_power(em: Emitter, x: ir.Value, n: int) -> tuple[ir.Value, ir.Value]:
