@@ -72,3 +72,30 @@ def test_signaling_nan_cast_warns() -> None:
     for i in (0, 1, 2):
         check(cast, a, i, native=i == 2)
     check(CONVERT, float(a[0]))
+
+
+# Conversions that set no floating-point flag fold: np.float32(0.5) in a loop body is
+# a constant, so float32 vector groups take it (lower/groups.py).
+SCALE32 = build(
+    "def f(img, out):\n    n, m = img.shape\n    for i in range(n):\n        for j in range(m):\n"
+    "            out[i, j] = img[i, j] * np.float32(0.5) + np.float32(1e-50)\n"
+)
+
+
+def test_quiet_conversions_fold() -> None:
+    folded = build("def f(x):\n    return np.float32(0.1) * x, np.float64(7), np.float32(1e-50)\n")
+    for x in (2.0, 1e39, math.nan):
+        check(folded, x)
+    assert "call" not in folded.inspect_ir() and "np.float32(0.1)" in folded.inspect_ir()
+    rng = np.random.default_rng(5)
+    for shape in ((3, 9), (1, 1), (0, 4), (17, 33)):
+        img = rng.standard_normal(shape).astype(np.float32)
+        img.flat[:2] = (3e38, np.nan)[: img.size]
+        check(SCALE32, img, np.zeros_like(img))
+    assert native_ran(SCALE32) and "group.body" in SCALE32.inspect_llvm()
+
+
+def test_constants_follow_the_error_state_of_the_call() -> None:
+    for state in ("raise", "ignore", "warn"):
+        with np.errstate(over=state):  # type: ignore[arg-type]
+            check(CONSTANT_OVERFLOW, 1.0, native=False)

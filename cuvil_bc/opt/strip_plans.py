@@ -315,10 +315,10 @@ def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock, single: b
     exactly or rounds to without overflow, as NumPy converts it."""
     if v in vector:
         return not single or value_type(v) == F32
-    if isinstance(v, O.Const):
-        if type(v.value) is int:
-            return abs(v.value) <= (2**24 if single else 2**53)
-        return type(v.value) is float and (not single or abs(v.value) <= _FLOAT32_MAX)
+    if isinstance(v, O.Const) and type(v.value) in (int, float, bool):
+        if type(v.value) is float:
+            return not single or abs(v.value) <= _FLOAT32_MAX
+        return abs(v.value) <= (2**24 if single else 2**53)
     if isinstance(v, O.Op) and v.block is body:
         return False
     return value_type(v) == F32 if single else value_type(v) in _FLOATS + (F32,)

@@ -8,7 +8,7 @@ from ..ir.facts import Facts
 from .effects import may_raise
 from .primitives import is_pure_callable
 from ..errors import Unsupported
-from .types import NONE, UNDEF, options, typeof
+from .types import NONE, UNDEF, constant_typeof, options
 
 
 class KnownFacts(Facts):
@@ -31,7 +31,7 @@ class TypedFacts(KnownFacts):
         if op.type is None:
             return True
         try:
-            return typeof(value) in options(op.type)
+            return constant_typeof(value) in options(op.type)
         except Unsupported:  # (an int beyond int64, an object)
             return False
 

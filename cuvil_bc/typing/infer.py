@@ -21,7 +21,7 @@ from .creation import creation
 from .primitives import creator_name, lookup, method, result_type
 from .types import (
     BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, BoundMethod, ExcType, ObjType, TupleType, UnionType,
-    Type, base, holds_array, is_index, join, options, typeof, union_of,
+    Type, base, constant_typeof, holds_array, is_index, join, options, typeof, union_of,
 )
 
 
@@ -38,7 +38,7 @@ def const_type(value: object) -> Type:
         return ObjType(value)
     if type(value) is int and INT64_MAX < value <= UINT64_MAX:  # type: ignore[operator]
         return UINT  # (a mask: 0xFFFFFFFFFFFFFFFF; never an argument's type)
-    return typeof(value)
+    return constant_typeof(value)
 
 
 def value_type(v: O.Value) -> Type:

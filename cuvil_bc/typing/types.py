@@ -280,6 +280,17 @@ def typeof(value: object) -> Type:
 _ARRAY_TYPES: dict[tuple[object, int, bool, bool], ArrayType] = {}
 
 
+def constant_typeof(value: object) -> Type:
+    """The type of a constant: `typeof`'s, and also np.float32 scalars, which constant
+    folding makes (``np.float32(0.5)``) but arguments cannot be."""
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is not None and type(value) is np.float32:
+        return NpScalar("float32")
+    return typeof(value)
+
+
 def _numpy_typeof(value: object) -> Type | None:
     import sys
 

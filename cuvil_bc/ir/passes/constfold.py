@@ -57,6 +57,23 @@ def _numpy_own(value: object) -> bool:
     return isinstance(owner, str) and owner.partition(".")[0] == "numpy"
 
 
+def _quiet_numpy_call(func: object, args: list[object]) -> object:
+    """``np.float32(0.5)``: a pure NumPy callable (a float type) on Python numbers.
+    NumPy warns from the floating-point flags its cast sets (``np.float32(1e300)``).
+    Evaluated with every flag an error, a call that sets none cannot warn under any
+    error state, and folds. (``np.errstate`` is local to this thread's context, so
+    the program's threads do not see it.)"""
+    import numpy as np
+
+    if not all(type(a) in (bool, int, float) for a in args):
+        return _NOFOLD
+    try:
+        with np.errstate(all="raise"):
+            return func(*args)  # type: ignore[operator]
+    except Exception:
+        return _NOFOLD
+
+
 def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
     """The constant value of `op`, or `_NOFOLD`."""
     if isinstance(op, O.Compare) and op.op in ("is", "is not"):
@@ -69,7 +86,10 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
             return _NOFOLD
         vals.append(v.value)
     if any(_numpy_own(v) for v in vals):
-        return _NOFOLD
+        quiet = _NOFOLD
+        if isinstance(op, O.Call) and not op.kwnames and facts.pure_callable(vals[0]):
+            quiet = _quiet_numpy_call(vals[0], vals[1:])
+        return quiet if quiet is not _NOFOLD and facts.fits(quiet, op) else _NOFOLD
     try:
         if isinstance(op, O.BinOp):
             if _too_big(op, *vals):
