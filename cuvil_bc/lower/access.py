@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..abi import ENTRY_BOUNDS_DEOPT, VIEW_OF_ARGUMENT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
-from ..opt.bounds import VALUE, BoundsPlan, in_bounds_after_wrap
+from ..opt.bounds import VALUE, BoundsPlan, Span, in_bounds_after_wrap, is_min_max, range_of
 from ..typing.types import INT, ITEMSIZE, NONE, ArrayType, TupleType, Type
 from . import arrays, refcount
 from .emitter import Emitter, Typed
@@ -32,11 +32,13 @@ class ArrayAccess:
         self.bounds = bounds
         self.firstlineno = firstlineno
         self.prechecked: set[tuple[O.Op, int]] = set()  # (access, dimension): see early_bounds_guards
+        self.wrapping: set[tuple[O.Op, int]] = set()  # prechecked, but may be negative: wrapped at the access
 
     def index_checked(self, op: Access, k: int) -> bool:
         """Whether index `k` of `op` is proven in bounds or was tested by
-        `early_bounds_guards`."""
-        return (op, k) in self.bounds.proven or (op, k) in self.prechecked
+        `early_bounds_guards` (and is not wrapped where it is negative: its addresses
+        may then jump back and forth)."""
+        return (op, k) in self.bounds.proven or ((op, k) in self.prechecked and (op, k) not in self.wrapping)
 
     def early_bounds_guards(self, block: BasicBlock) -> None:
         """Bounds-check, on entry to the block, the array indices that lie in
@@ -49,7 +51,11 @@ class ArrayAccess:
         does (re-running a call that only reads, or resuming one that writes at the
         block's resume point, before anything in the block has run)."""
         em, b = self.em, self.em.builder
-        for op, k, (arr, dim, off) in self.bounds.entry_tests.get(block, []):
+        for op, k, test in self.bounds.entry_tests.get(block, []):
+            if isinstance(test, Span):
+                self._span_guard(op, k, test)
+                continue
+            arr, dim, off = test
             if arr is None:
                 upper = em.i64(off)
             elif dim == VALUE:  # an int value: the stop of a range(n), say
@@ -63,6 +69,78 @@ class ArrayAccess:
             em.speculative = False
             em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
             self.prechecked.add((op, k))
+
+    def _span_guard(self, op: Access, k: int, span: Span) -> None:
+        """Deoptimise unless every value index `k` of `op` can take lies in bounds: the
+        ends of its interval (`opt/bounds.span_form`), computed here from values set
+        before the loop, within ``[-extent, extent)``. Any overflow while computing them
+        fails the test too. An index whose low end is not known to be at least 0 keeps
+        NumPy's wrap of negative indices at the access (``out[i - 1]`` writes
+        ``out[-1]`` first), but no test."""
+        em, b = self.em, self.em.builder
+        lo, hi, bad = self._interval(O.index_items(op)[k], span.loop, {})
+        extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
+        if span.low:  # a negative index counts from the end: at least -extent
+            bad = b.or_(bad, b.icmp_signed("<", lo, b.neg(extent)))
+            self.wrapping.add((op, k))
+        if span.high:
+            bad = b.or_(bad, b.icmp_signed(">=", hi, extent))
+        em.line = op.line or self.firstlineno
+        em.speculative = False
+        em.deopt_if(bad, distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
+        self.prechecked.add((op, k))
+
+    def _interval(self, v: O.Value, loop: frozenset, memo: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
+        """(lowest, highest, overflowed) of the int `v` over `loop`, as
+        `opt/bounds.span_form` describes it."""
+        em, b = self.em, self.em.builder
+        if v in memo:
+            return memo[v]  # type: ignore[no-any-return]
+        no = ir.Constant(ir.IntType(1), 0)
+
+        def arith(name: str, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+            pair = em.intrinsic(f"llvm.{name}.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [x, y])
+            return b.extract_value(pair, 0), b.extract_value(pair, 1)
+
+        def either(*flags: ir.Value) -> ir.Value:
+            out = flags[0]
+            for flag in flags[1:]:
+                out = b.or_(out, flag)
+            return out
+
+        found = range_of(v)
+        if isinstance(v, O.Const):
+            out = (em.i64(v.value), em.i64(v.value), no)  # type: ignore[arg-type]
+        elif not (isinstance(v, O.Op) and v.block in loop):  # an int set before the loop
+            value = em.index_int(self.get(v))
+            out = (value, value, no)
+        elif found is not None:
+            start, stop, step = found
+            first, last = self._interval(start, loop, memo), self._interval(stop, loop, memo)
+            if step > 0:  # start <= item <= stop - 1
+                top, over = arith("ssub", last[1], em.i64(1))
+                out = (first[0], top, either(first[2], last[2], over))
+            else:  # stop + 1 <= item <= start
+                bottom, over = arith("sadd", last[0], em.i64(1))
+                out = (bottom, first[1], either(first[2], last[2], over))
+        elif isinstance(v, O.BinOp):
+            x, y = self._interval(v.lhs, loop, memo), self._interval(v.rhs, loop, memo)
+            if v.op == "+":
+                (lo, o1), (hi, o2) = arith("sadd", x[0], y[0]), arith("sadd", x[1], y[1])
+            elif v.op == "-":
+                (lo, o1), (hi, o2) = arith("ssub", x[0], y[1]), arith("ssub", x[1], y[0])
+            else:  # "*" by a constant: the products of the ends, in order
+                (p, o1), (q, o2) = arith("smul", x[0], y[0]), arith("smul", x[1], y[1])
+                lo, hi = b.select(b.icmp_signed("<", p, q), p, q), b.select(b.icmp_signed("<", p, q), q, p)
+            out = (lo, hi, either(x[2], y[2], o1, o2))
+        else:  # min(x, y) or max(x, y): of the ends
+            assert is_min_max(v)
+            x, y = (self._interval(a, loop, memo) for a in v.args)  # type: ignore[attr-defined]
+            pick = "<" if v.func.value is min else ">"  # type: ignore[attr-defined]
+            lo, hi = (b.select(b.icmp_signed(pick, x[e], y[e]), x[e], y[e]) for e in (0, 1))
+            out = (lo, hi, either(x[2], y[2]))
+        memo[v] = out
+        return out
 
     def element_pointer(self, array: Typed, index: Typed, op: Access, dims: int | None = None) -> ir.Value:
         """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the
@@ -89,10 +167,10 @@ class ArrayAccess:
         for k, (i, source) in enumerate(zip(indices, sources)):
             extent = b.extract_value(val, 1 + k)
             proven = source is not None and (op, k) in self.bounds.proven
-            if not proven and (op, k) not in self.prechecked:
+            if not proven and ((op, k) not in self.prechecked or (op, k) in self.wrapping):
                 wraps = True
                 i = b.select(b.icmp_signed("<", i, em.i64(0)), b.add(i, extent), i)
-                if source is None or not in_bounds_after_wrap(source, op.obj, k):
+                if (op, k) not in self.prechecked and (source is None or not in_bounds_after_wrap(source, op.obj, k)):
                     outside = b.icmp_unsigned(">=", i, extent)  # also catches a still-negative i
                     em.deopt_if(outside)
                     bad = outside if bad is None else b.or_(bad, outside)

@@ -27,12 +27,18 @@ with V as that extent (``np.zeros((steps + 1, width))``, or ``np.zeros_like(a)``
 for a's extents: `creation_extent`), whose creation raised unless V was the extent.
 
 An index of dimension k of A is in bounds when its lower bound is at least 0 and its
-upper bound is at most extent k of A. Extents cannot change during a call: compiled code
+upper bound is at most extent k of A.
+
+An index that none of this proves may still be tested once per loop instead of once
+per access (`Span`): when it is computed by ``+ - *`` (by a constant) and ``min``/
+``max`` from ints set before the innermost loop around it and from range items, the
+interval of its values is computed on entry to its block, where LLVM hoists it. Extents cannot change during a call: compiled code
 only reads arrays, and NumPy refuses to resize an array that the call's arguments hold.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ir import ops as O
@@ -80,6 +86,15 @@ def _is_int(v: O.Value) -> bool:
     from ..typing.types import INT
 
     return not isinstance(v, O.Const) and value_type(v) == INT
+
+
+def _exact_int(v: O.Value) -> bool:
+    """An int or np.int64 value (not a constant): computed natively, either exactly or
+    not at all (an np.int64 overflow deoptimises, and NumPy warns in the interpreter)."""
+    from ..typing.infer import value_type
+    from ..typing.types import INT, NP_I64
+
+    return not isinstance(v, O.Const) and value_type(v) in (INT, NP_I64)
 
 
 def creation_extent(array: object, dim: int) -> Upper | None:
@@ -274,6 +289,7 @@ class BranchFacts:
         self.idom = dominators(fn)
         self.preds = fn.predecessors()
         self.cache: dict[object, list[tuple[str, O.Value, O.Value]]] = {}
+        self.sources: dict[object, list[object]] = {}  # per block: the blocks that branched, fact by fact
 
     def facts(self, block: object) -> list[tuple[str, O.Value, O.Value]]:
         """(op, lhs, rhs) comparisons known true on entry to `block`."""
@@ -281,6 +297,7 @@ class BranchFacts:
         if found is not None:
             return found
         out: list[tuple[str, O.Value, O.Value]] = []
+        sources: list[object] = []
         node = block
         while node is not None:
             preds = self.preds.get(node, [])  # type: ignore[call-overload]
@@ -293,9 +310,19 @@ class BranchFacts:
                         if term.if_false is node:
                             op = _NEGATED[op]
                         out.append((op, lhs, rhs))
+                        sources.append(preds[0])
             node = self.idom.get(node)  # type: ignore[call-overload]
         self.cache[block] = out
+        self.sources[block] = sources
         return out
+
+    def restricted_in(self, block: object, loop: set, index: O.Value) -> bool:  # type: ignore[type-arg]
+        """Whether a branch in `loop` taken to reach `block` compares a value that
+        `index` is computed from (``if i >= k: a[i - k]``): then the branch may keep
+        the index in bounds where the whole interval of its values is not."""
+        facts = self.facts(block)
+        mine = _leaves(index)
+        return any(where in loop and (_leaves(lhs) | _leaves(rhs)) & mine for (_, lhs, rhs), where in zip(facts, self.sources[block]))
 
     def bounds(self, block: object, index: O.Value) -> tuple[bool, list[Upper]]:
         """What the facts on entry to `block` say of `index`: whether it is at least 0,
@@ -356,6 +383,71 @@ def same_value(a: O.Value, b: O.Value) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Span:
+    """An entry test of an index from the interval of its values (`span_form`): the
+    interval's low end is tested against 0 when `low`, its high end against the
+    extent when `high` (the branches taken or the index's own bounds may prove one)."""
+
+    low: bool
+    high: bool
+    loop: frozenset = field(compare=False)  # type: ignore[type-arg]  # the blocks of the innermost loop around
+
+
+def range_of(item: O.Value) -> tuple[O.Value, O.Value, int] | None:
+    """(start, stop, step) of the ``range`` whose `for` loop gives `item`, for int
+    arguments and a constant step."""
+    if not (isinstance(item, O.IterValue) and isinstance(item.iterator, O.GetIter)):
+        return None
+    rng = item.iterator.iterable
+    if not (isinstance(rng, O.Call) and isinstance(rng.func, O.Const) and rng.func.value is range) or rng.kwnames:
+        return None
+    args = rng.args
+    if not 1 <= len(args) <= 3 or not all(_const_int(a) is not None or _exact_int(a) for a in args):
+        return None
+    step = _const_int(args[2]) if len(args) == 3 else 1
+    if not step:
+        return None
+    return (O.Const(0) if len(args) == 1 else args[0]), args[1 if len(args) > 1 else 0], step
+
+
+def _leaves(v: O.Value) -> set[O.Value]:
+    """The values that `v` is computed from by ``+ - *`` and min/max (itself if none)."""
+    if isinstance(v, O.BinOp) and v.op in ("+", "-", "*"):
+        return _leaves(v.lhs) | _leaves(v.rhs)
+    if is_min_max(v):
+        return set().union(*(_leaves(a) for a in v.args))  # type: ignore[attr-defined]
+    return set() if isinstance(v, O.Const) else {v}
+
+
+def is_min_max(v: O.Value) -> bool:
+    """``min(x, y)`` or ``max(x, y)`` of two ints."""
+    return (
+        isinstance(v, O.Call) and isinstance(v.func, O.Const) and v.func.value in (min, max)
+        and len(v.args) == 2 and not v.kwnames and all(_const_int(a) is not None or _exact_int(a) for a in v.args)
+    )
+
+
+def span_form(v: O.Value, loop: set) -> bool:  # type: ignore[type-arg]
+    """Whether the interval of `v`'s values can be computed on entry to any block of
+    `loop` from values set before it: `v` is an int set before the loop, or a
+    constant, or a range item, ``+ - *`` (by a constant) and ``min``/``max`` of such
+    values. (Interval arithmetic: each operand anywhere in its interval; a range item
+    lies between its start and its stop, whichever way it steps.)"""
+    if _const_int(v) is not None:
+        return True
+    if not (isinstance(v, O.Op) and v.block in loop):
+        return _exact_int(v)
+    found = range_of(v)
+    if found is not None:
+        return span_form(found[0], loop) and span_form(found[1], loop)
+    if isinstance(v, O.BinOp) and _exact_int(v) and v.op in ("+", "-"):
+        return span_form(v.lhs, loop) and span_form(v.rhs, loop)
+    if isinstance(v, O.BinOp) and _exact_int(v) and v.op == "*":
+        return any(_const_int(x) is not None and span_form(y, loop) for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)))
+    return is_min_max(v) and all(span_form(a, loop) for a in v.args)  # type: ignore[attr-defined]
+
+
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
 _SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
@@ -377,18 +469,20 @@ def _comparison(cond: O.Value) -> tuple[str, O.Value, O.Value] | None:
 class BoundsPlan:
     """Where each index of each array access of a typed function is tested: `proven`
     (in bounds by construction or by the branches taken: no test), at its block's
-    entry (`entry_tests`: a loop-invariant ``upper > extent`` test, which LLVM moves
-    out of the loop), or, by default, at the access itself (wrapping a negative index
+    entry (`entry_tests`: a loop-invariant ``upper > extent`` test or a `Span`, which
+    LLVM moves out of the loop), or, by default, at the access itself (wrapping a negative index
     first). An index the branches prove gets no test at all."""
 
     def __init__(self, fn: "Function", entry_tests: bool = True) -> None:
+        from ..ir.dominance import natural_loops
         from ..typing.infer import value_type
         from ..typing.types import ArrayType
 
         self.branch_facts = BranchFacts(fn)
+        self.loops = sorted(natural_loops(fn).values(), key=len)  # innermost first
         self.proven: set[tuple[O.Op, int]] = set()
-        #: per block: (access, dimension, upper bound) tested on entry to the block
-        self.entry_tests: dict[object, list[tuple[O.Op, int, Upper]]] = {}
+        #: per block: (access, dimension, upper bound or span) tested on entry to the block
+        self.entry_tests: dict[object, list[tuple[O.Op, int, Upper | Span]]] = {}
         for block in fn.blocks:
             for op in block.ops:
                 if not isinstance(op, (O.Subscript, O.StoreItem)) or not isinstance(value_type(op.obj), ArrayType):
@@ -405,9 +499,22 @@ class BoundsPlan:
                         # test of it would fail on every call.
                         self.proven.add((op, k))
                         continue
-                    upper = self._entry_bound(op, index, block) if entry_tests else None
-                    if upper is not None:
-                        self.entry_tests.setdefault(block, []).append((op, k, upper))
+                    test = (self._entry_bound(op, index, block) or self._span(op, k, index, block)) if entry_tests else None
+                    if test is not None:
+                        self.entry_tests.setdefault(block, []).append((op, k, test))
+
+    def _span(self, op: O.Op, k: int, index: O.Value, block: object) -> Span | None:
+        """The `Span` test of an index in a loop, on entry to its block (`span_form`)."""
+        if isinstance(op.obj, O.Op) and op.obj.block is block:  # type: ignore[attr-defined]
+            return None
+        loop = next((blocks for blocks in self.loops if block in blocks), None)
+        if loop is None or not span_form(index, loop) or self.branch_facts.restricted_in(block, loop, index):
+            return None
+        found = index_bounds(index)
+        low, uppers = self.branch_facts.bounds(block, index)
+        low = low or (found is not None and found[0] >= 0)
+        high = any(_within(u, op.obj, k) for u in uppers + ([found[1]] if found is not None else []))  # type: ignore[attr-defined]
+        return Span(not low, not high, frozenset(loop))
 
     def _entry_bound(self, op: O.Op, index: O.Value, block: object) -> Upper | None:
         """The upper bound of an index in ``[lo, upper)`` with ``lo >= 0``, when the

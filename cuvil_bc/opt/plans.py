@@ -30,7 +30,7 @@ from ..ir.function import BasicBlock, Function
 from ..ir.printer import Namer, op_text
 from ..typing.infer import value_type
 from ..typing.types import ArrayType, NpScalar, options
-from .bounds import VALUE, BoundsPlan
+from .bounds import VALUE, BoundsPlan, Span
 from .finiteness import FloatTests
 from .ownership import Liveness, is_owned
 from .strip_plans import StripPlan, plan_strips
@@ -123,8 +123,12 @@ def _bounds(fn: Function, bounds: BoundsPlan, name: Namer) -> str:
         marks = []
         for k in range(count):
             how = ["proven"] if (op, k) in bounds.proven else []
-            if (op, k) in entry:
-                arr, dim, off = entry[op, k]
+            if isinstance(entry.get((op, k)), Span):
+                span = entry[op, k]
+                ends = " and ".join(end for end, want in (("low end >= 0", span.low), ("high end < extent", span.high)) if want)  # type: ignore[union-attr]
+                how.append(f"tested on entry (its interval's {ends})")
+            elif (op, k) in entry:
+                arr, dim, off = entry[op, k]  # type: ignore[misc]
                 limit = str(off) if arr is None else (name(arr) if dim == VALUE else f"{name(arr)}.shape[{dim}]") + (f"{off:+d}" if off else "")  # type: ignore[arg-type]
                 how.append(f"tested on entry (< {limit})")
             marks.append(f"[{k}] " + (" and ".join(how) or "tested where used"))
