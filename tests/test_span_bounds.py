@@ -201,3 +201,54 @@ def test_negative_span_indices_wrap_one_by_one() -> None:
     f(np.ones(5000), buffer[10:5010])
     assert (buffer[:10] == 7.0).all() and (buffer[5010:] == 7.0).all()
     assert native_ran(f) and "group.body" not in f.inspect_llvm()
+
+
+# Conditional expressions: a phi's interval is the hull of its incoming values',
+# each narrowed by the comparison its edge takes (j - 1 where j > 0: at least 0).
+# OFF_EDGE's j + d reaches the extent for d >= 2: an IndexError where CPython raises.
+PERIODIC = """
+def f(a, out, d):
+    n, m = a.shape
+    for i in range(n):
+        up = i - 1 if i > 0 else n - 1
+        for j in range(m):
+            left = j - 1 if j > 0 else m - 1
+            right = j + d if j < m - 1 else 0
+            out[i, j] = a[up, left] + a[i, right] + a[up, j]
+    return out
+"""
+CLAMPED_EDGES = """
+def f(img, out):
+    h, w = img.shape
+    for i in range(h):
+        for j in range(w):
+            jl = j - 1 if j > 0 else 0
+            jr = j + 1 if w - 1 > j else w - 1
+            out[i, j] = img[i, jl] + 2.0 * img[i, j] + img[i, jr]
+    return out
+"""
+
+
+def test_conditional_expressions_get_spans() -> None:
+    a = np.ones((3, 4))
+    assert spans(plans(PERIODIC, a, a, 1)) == 4  # (up is set before the j loop)
+    assert spans(plans(CLAMPED_EDGES, a, a)) == 2
+    periodic, clamped = build(PERIODIC), build(CLAMPED_EDGES)
+    rng = np.random.default_rng(3)
+    for shape in ((5, 7), (1, 1), (2, 1), (1, 3), (0, 4), (4, 0), (40, 33)):
+        x = rng.random(shape)
+        for _ in range(2):
+            check(periodic, x, np.zeros(shape), 1)
+            check(clamped, x, np.zeros(shape))
+    assert native_ran(periodic) and native_ran(clamped)
+    assert periodic.stats["deopts"] == 0 and clamped.stats["deopts"] == 0, (periodic.stats, clamped.stats)
+
+
+@given(st.integers(0, 6), st.integers(0, 6), st.integers(-9, 9))
+@settings(max_examples=200, deadline=None)
+def test_periodic_matches_cpython(n: int, m: int, d: int) -> None:
+    a = np.arange(float(n * m)).reshape(n, m)
+    check(PERIODIC_F, a, np.zeros((n, m)), d, native=False)
+
+
+PERIODIC_F = build(PERIODIC)

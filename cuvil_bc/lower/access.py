@@ -13,7 +13,7 @@ from llvmlite import ir
 from ..abi import ENTRY_BOUNDS_DEOPT, VIEW_OF_ARGUMENT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
-from ..opt.bounds import VALUE, BoundsPlan, Span, in_bounds_after_wrap, is_min_max, range_of
+from ..opt.bounds import SWAPPED, VALUE, BoundsPlan, Span, computed_from, in_bounds_after_wrap, is_min_max, range_of, span_form
 from ..typing.types import INT, ITEMSIZE, NONE, ArrayType, TupleType, Type
 from . import arrays, refcount
 from .emitter import Emitter, Typed
@@ -78,7 +78,7 @@ class ArrayAccess:
         NumPy's wrap of negative indices at the access (``out[i - 1]`` writes
         ``out[-1]`` first), but no test."""
         em, b = self.em, self.em.builder
-        lo, hi, bad = self._interval(O.index_items(op)[k], span.loop, {})
+        lo, hi, bad = self._interval(O.index_items(op)[k], span.loop, {}, {})
         extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
         if span.low:  # a negative index counts from the end: at least -extent
             bad = b.or_(bad, b.icmp_signed("<", lo, b.neg(extent)))
@@ -90,10 +90,13 @@ class ArrayAccess:
         em.deopt_if(bad, distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
         self.prechecked.add((op, k))
 
-    def _interval(self, v: O.Value, loop: frozenset, memo: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
+    def _interval(self, v: O.Value, loop: frozenset, memo: dict, known: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
         """(lowest, highest, overflowed) of the int `v` over `loop`, as
-        `opt/bounds.span_form` describes it."""
+        `opt/bounds.span_form` describes it; `known`: intervals that the comparisons
+        on the way narrowed (a phi's edge)."""
         em, b = self.em, self.em.builder
+        if v in known:
+            return known[v]  # type: ignore[no-any-return]
         if v in memo:
             return memo[v]  # type: ignore[no-any-return]
         no = ir.Constant(ir.IntType(1), 0)
@@ -116,7 +119,7 @@ class ArrayAccess:
             out = (value, value, no)
         elif found is not None:
             start, stop, step = found
-            first, last = self._interval(start, loop, memo), self._interval(stop, loop, memo)
+            first, last = self._interval(start, loop, memo, known), self._interval(stop, loop, memo, known)
             if step > 0:  # start <= item <= stop - 1
                 top, over = arith("ssub", last[1], em.i64(1))
                 out = (first[0], top, either(first[2], last[2], over))
@@ -124,7 +127,7 @@ class ArrayAccess:
                 bottom, over = arith("sadd", last[0], em.i64(1))
                 out = (bottom, first[1], either(first[2], last[2], over))
         elif isinstance(v, O.BinOp):
-            x, y = self._interval(v.lhs, loop, memo), self._interval(v.rhs, loop, memo)
+            x, y = self._interval(v.lhs, loop, memo, known), self._interval(v.rhs, loop, memo, known)
             if v.op == "+":
                 (lo, o1), (hi, o2) = arith("sadd", x[0], y[0]), arith("sadd", x[1], y[1])
             elif v.op == "-":
@@ -133,14 +136,56 @@ class ArrayAccess:
                 (p, o1), (q, o2) = arith("smul", x[0], y[0]), arith("smul", x[1], y[1])
                 lo, hi = b.select(b.icmp_signed("<", p, q), p, q), b.select(b.icmp_signed("<", p, q), q, p)
             out = (lo, hi, either(x[2], y[2], o1, o2))
+        elif isinstance(v, O.Phi):  # the hull of its incoming values' intervals
+            ends = [self._incoming(v, pred, x, loop, known) for pred, x in v.incoming]
+            lo, hi = ends[0][0], ends[0][1]
+            for e in ends[1:]:
+                lo = b.select(b.icmp_signed("<", e[0], lo), e[0], lo)
+                hi = b.select(b.icmp_signed(">", e[1], hi), e[1], hi)
+            out = (lo, hi, either(*(e[2] for e in ends)))
         else:  # min(x, y) or max(x, y): of the ends
             assert is_min_max(v)
-            x, y = (self._interval(a, loop, memo) for a in v.args)  # type: ignore[attr-defined]
+            x, y = (self._interval(a, loop, memo, known) for a in v.args)  # type: ignore[attr-defined]
             pick = "<" if v.func.value is min else ">"  # type: ignore[attr-defined]
             lo, hi = (b.select(b.icmp_signed(pick, x[e], y[e]), x[e], y[e]) for e in (0, 1))
             out = (lo, hi, either(x[2], y[2]))
         memo[v] = out
         return out
+
+    def _incoming(self, phi: O.Phi, pred: BasicBlock, x: O.Value, loop: frozenset, known: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
+        """The interval of `phi`'s value `x` from `pred`, narrowed by the comparisons
+        known on that edge: ``j - 1`` where ``j > 0`` lies in ``[0, m - 2]``."""
+        em, b = self.em, self.em.builder
+        narrowed = dict(known)
+        flags = []
+        depends = computed_from(x)
+        for op, lhs, rhs in self.bounds.branch_facts.edge_facts(pred, phi.block):
+            for op, lhs, rhs in ((op, lhs, rhs), (SWAPPED[op], rhs, lhs)):
+                if lhs not in depends or not span_form(rhs, loop, self.bounds.headers):
+                    continue
+                memo: dict = {}  # type: ignore[type-arg]
+                lo, hi, bad = self._interval(lhs, loop, memo, narrowed)
+                rlo, rhi, rbad = self._interval(rhs, loop, memo, narrowed)
+                flags += [bad, rbad]
+                if op in ("<", "<="):  # lhs <= rhi (- 1)
+                    top = rhi
+                    if op == "<":
+                        pair = em.intrinsic("llvm.ssub.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [rhi, em.i64(1)])
+                        top = b.extract_value(pair, 0)
+                        flags.append(b.extract_value(pair, 1))
+                    hi = b.select(b.icmp_signed("<", top, hi), top, hi)
+                else:  # lhs >= rlo (+ 1)
+                    bottom = rlo
+                    if op == ">":
+                        pair = em.intrinsic("llvm.sadd.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [rlo, em.i64(1)])
+                        bottom = b.extract_value(pair, 0)
+                        flags.append(b.extract_value(pair, 1))
+                    lo = b.select(b.icmp_signed(">", bottom, lo), bottom, lo)
+                narrowed[lhs] = (lo, hi, bad)
+        lo, hi, bad = self._interval(x, loop, {}, narrowed)
+        for flag in flags:
+            bad = b.or_(bad, flag)
+        return lo, hi, bad
 
     def element_pointer(self, array: Typed, index: Typed, op: Access, dims: int | None = None) -> ir.Value:
         """The address of ``a[i]`` / ``a[i, j, ...]``: negative indices count from the

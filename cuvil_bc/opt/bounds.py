@@ -316,13 +316,25 @@ class BranchFacts:
         self.sources[block] = sources
         return out
 
+    def edge_facts(self, pred: object, block: object) -> list[tuple[str, O.Value, O.Value]]:
+        """The comparisons known true when `pred` goes to `block`: `pred`'s own, and
+        its branch's if that edge is one way only."""
+        out = list(self.facts(pred))
+        term = pred.terminator  # type: ignore[attr-defined]
+        if isinstance(term, O.Branch) and term.if_true is not term.if_false:
+            fact = _comparison(term.cond)
+            if fact is not None:
+                op, lhs, rhs = fact
+                out.append((op if term.if_true is block else _NEGATED[op], lhs, rhs))
+        return out
+
     def restricted_in(self, block: object, loop: set, index: O.Value) -> bool:  # type: ignore[type-arg]
         """Whether a branch in `loop` taken to reach `block` compares a value that
         `index` is computed from (``if i >= k: a[i - k]``): then the branch may keep
         the index in bounds where the whole interval of its values is not."""
         facts = self.facts(block)
-        mine = _leaves(index)
-        return any(where in loop and (_leaves(lhs) | _leaves(rhs)) & mine for (_, lhs, rhs), where in zip(facts, self.sources[block]))
+        mine = computed_from(index)
+        return any(where in loop and (computed_from(lhs) | computed_from(rhs)) & mine for (_, lhs, rhs), where in zip(facts, self.sources[block]))
 
     def bounds(self, block: object, index: O.Value) -> tuple[bool, list[Upper]]:
         """What the facts on entry to `block` say of `index`: whether it is at least 0,
@@ -335,7 +347,7 @@ class BranchFacts:
         root, d = offset_form(index)
         for fact in self.facts(block):
             op, lhs, rhs = fact
-            for op, lhs, rhs in (fact, (_SWAPPED[op], rhs, lhs)):  # "root + a op rhs"
+            for op, lhs, rhs in (fact, (SWAPPED[op], rhs, lhs)):  # "root + a op rhs"
                 other, a = offset_form(lhs)
                 if _const_int(other) is not None or not same_value(other, root):
                     continue
@@ -411,12 +423,15 @@ def range_of(item: O.Value) -> tuple[O.Value, O.Value, int] | None:
     return (O.Const(0) if len(args) == 1 else args[0]), args[1 if len(args) > 1 else 0], step
 
 
-def _leaves(v: O.Value) -> set[O.Value]:
-    """The values that `v` is computed from by ``+ - *`` and min/max (itself if none)."""
+def computed_from(v: O.Value, seen: frozenset = frozenset()) -> set[O.Value]:  # type: ignore[type-arg]
+    """The values that `v` is computed from by ``+ - *``, min/max and phis (itself if
+    none)."""
+    if v in seen:
+        return set()
     if isinstance(v, O.BinOp) and v.op in ("+", "-", "*"):
-        return _leaves(v.lhs) | _leaves(v.rhs)
-    if is_min_max(v):
-        return set().union(*(_leaves(a) for a in v.args))  # type: ignore[attr-defined]
+        return computed_from(v.lhs, seen) | computed_from(v.rhs, seen)
+    if is_min_max(v) or isinstance(v, O.Phi):
+        return {v}.union(*(computed_from(a, seen | {v}) for a in v.operands()))
     return set() if isinstance(v, O.Const) else {v}
 
 
@@ -428,28 +443,32 @@ def is_min_max(v: O.Value) -> bool:
     )
 
 
-def span_form(v: O.Value, loop: set) -> bool:  # type: ignore[type-arg]
+def span_form(v: O.Value, loop: set, headers: set) -> bool:  # type: ignore[type-arg]
     """Whether the interval of `v`'s values can be computed on entry to any block of
     `loop` from values set before it: `v` is an int set before the loop, or a
-    constant, or a range item, ``+ - *`` (by a constant) and ``min``/``max`` of such
-    values. (Interval arithmetic: each operand anywhere in its interval; a range item
-    lies between its start and its stop, whichever way it steps.)"""
+    constant, or a range item, ``+ - *`` (by a constant), ``min``/``max`` of such
+    values, or a phi of them in a block that is no loop's header (``j - 1 if j > 0
+    else m - 1``). (Interval arithmetic: each operand anywhere in its interval; a
+    range item lies between its start and its stop, whichever way it steps; a phi's
+    incoming value under the comparisons its edge takes: `BranchFacts.edge_facts`.)"""
     if _const_int(v) is not None:
         return True
     if not (isinstance(v, O.Op) and v.block in loop):
         return _exact_int(v)
     found = range_of(v)
     if found is not None:
-        return span_form(found[0], loop) and span_form(found[1], loop)
+        return span_form(found[0], loop, headers) and span_form(found[1], loop, headers)
     if isinstance(v, O.BinOp) and _exact_int(v) and v.op in ("+", "-"):
-        return span_form(v.lhs, loop) and span_form(v.rhs, loop)
+        return span_form(v.lhs, loop, headers) and span_form(v.rhs, loop, headers)
     if isinstance(v, O.BinOp) and _exact_int(v) and v.op == "*":
-        return any(_const_int(x) is not None and span_form(y, loop) for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)))
-    return is_min_max(v) and all(span_form(a, loop) for a in v.args)  # type: ignore[attr-defined]
+        return any(_const_int(x) is not None and span_form(y, loop, headers) for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)))
+    if isinstance(v, O.Phi):
+        return _exact_int(v) and v.block not in headers and all(span_form(x, loop, headers) for x in v.operands())
+    return is_min_max(v) and all(span_form(a, loop, headers) for a in v.args)  # type: ignore[attr-defined]
 
 
 _NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
-_SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
+SWAPPED = {"<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
 def _comparison(cond: O.Value) -> tuple[str, O.Value, O.Value] | None:
@@ -479,7 +498,9 @@ class BoundsPlan:
         from ..typing.types import ArrayType
 
         self.branch_facts = BranchFacts(fn)
-        self.loops = sorted(natural_loops(fn).values(), key=len)  # innermost first
+        loops = natural_loops(fn)
+        self.loops = sorted(loops.values(), key=len)  # innermost first
+        self.headers = set(loops)
         self.proven: set[tuple[O.Op, int]] = set()
         #: per block: (access, dimension, upper bound or span) tested on entry to the block
         self.entry_tests: dict[object, list[tuple[O.Op, int, Upper | Span]]] = {}
@@ -508,7 +529,7 @@ class BoundsPlan:
         if isinstance(op.obj, O.Op) and op.obj.block is block:  # type: ignore[attr-defined]
             return None
         loop = next((blocks for blocks in self.loops if block in blocks), None)
-        if loop is None or not span_form(index, loop) or self.branch_facts.restricted_in(block, loop, index):
+        if loop is None or not span_form(index, loop, self.headers) or self.branch_facts.restricted_in(block, loop, index):
             return None
         found = index_bounds(index)
         low, uppers = self.branch_facts.bounds(block, index)
