@@ -252,3 +252,49 @@ def test_periodic_matches_cpython(n: int, m: int, d: int) -> None:
 
 
 PERIODIC_F = build(PERIODIC)
+
+
+# A step that is a value: its sign, known at the loop's entry, says which end is
+# which (a step of 0 raises ValueError before the loop). The butterflies of a
+# radix-2 FFT step by a size that doubles in an outer while loop.
+STRIDED = """
+def f(x, out, a, b, step):
+    for s in range(a, b, step):
+        out[s - a] = x[s] * 2.0
+    return out
+"""
+BUTTERFLIES = """
+def f(re):
+    n = re.shape[0]
+    size = 2
+    while size <= n:
+        half = size // 2
+        for k in range(half):
+            for start in range(0, n, size):
+                a = start + k
+                b = a + half
+                t = re[b]
+                re[b] = re[a] - t
+                re[a] = re[a] + t
+        size *= 2
+    return re
+"""
+
+
+def test_value_steps_get_spans() -> None:
+    assert spans(plans(STRIDED, np.ones(3), np.ones(3), 0, 3, 1)) == 2
+    assert spans(plans(BUTTERFLIES, np.ones(4))) == 5
+    f = build(BUTTERFLIES)
+    for n in (1, 2, 8, 64, 0):
+        for _ in range(2):
+            check(f, np.linspace(-1.0, 1.0, n))
+    assert native_ran(f) and f.stats["deopts"] == 0, f.stats
+
+
+@given(st.integers(0, 10), st.integers(-12, 12), st.integers(-12, 12), st.integers(-5, 5))
+@settings(max_examples=250, deadline=None)
+def test_strided_matches_cpython(n: int, a: int, b: int, step: int) -> None:
+    check(STRIDED_F, np.arange(n, dtype=np.float64), np.zeros(8), a, b, step, native=False)
+
+
+STRIDED_F = build(STRIDED)

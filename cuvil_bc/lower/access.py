@@ -118,14 +118,32 @@ class ArrayAccess:
             value = em.index_int(self.get(v))
             out = (value, value, no)
         elif found is not None:
-            start, stop, step = found
-            first, last = self._interval(start, loop, memo, known), self._interval(stop, loop, memo, known)
-            if step > 0:  # start <= item <= stop - 1
-                top, over = arith("ssub", last[1], em.i64(1))
-                out = (first[0], top, either(first[2], last[2], over))
-            else:  # stop + 1 <= item <= start
-                bottom, over = arith("sadd", last[0], em.i64(1))
-                out = (bottom, first[1], either(first[2], last[2], over))
+            first, last, step = (self._interval(x, loop, memo, known) for x in found)
+            # Stepping up (the step's interval above 0): start <= item <= stop - 1;
+            # down (below 0): stop + 1 <= item <= start; a step of 0 raises before
+            # the loop, and one whose sign the interval does not fix fails the test.
+            top, over_up = arith("ssub", last[1], em.i64(1))
+            bottom, over_down = arith("sadd", last[0], em.i64(1))
+            if not any(isinstance(x, O.Op) and x.block in loop for x in found):
+                # One range, known here (the body runs: it has items): its last item
+                # is the stop's side less the remainder of the distance by the step.
+                # (by -step down: -MIN overflows, and the flag fails the test)
+                up_gap, o1 = arith("ssub", top, first[0])
+                down_gap, o2 = arith("ssub", first[0], bottom)
+                neg, o3 = arith("ssub", em.i64(0), step[0])
+                ok = b.icmp_signed(">", step[0], em.i64(0))
+                gap = b.select(ok, up_gap, down_gap)
+                divisor = b.select(ok, step[0], b.select(o3, em.i64(1), neg))
+                rest = b.srem(gap, b.select(b.icmp_signed("==", divisor, em.i64(0)), em.i64(1), divisor))
+                top, bottom = b.sub(top, b.select(ok, rest, em.i64(0))), b.add(bottom, b.select(ok, em.i64(0), rest))
+                over_up, over_down = b.or_(over_up, o1), either(over_down, o2, o3)
+            up = b.icmp_signed(">", step[0], em.i64(0))
+            down = b.icmp_signed("<", step[1], em.i64(0))
+            out = (
+                b.select(up, first[0], bottom),
+                b.select(up, top, first[1]),
+                either(first[2], last[2], step[2], b.select(up, over_up, over_down), b.not_(b.or_(up, down))),
+            )
         elif isinstance(v, O.BinOp):
             x, y = self._interval(v.lhs, loop, memo, known), self._interval(v.rhs, loop, memo, known)
             if v.op == "+":

@@ -406,9 +406,9 @@ class Span:
     loop: frozenset = field(compare=False)  # type: ignore[type-arg]  # the blocks of the innermost loop around
 
 
-def range_of(item: O.Value) -> tuple[O.Value, O.Value, int] | None:
-    """(start, stop, step) of the ``range`` whose `for` loop gives `item`, for int
-    arguments and a constant step."""
+def range_of(item: O.Value) -> tuple[O.Value, O.Value, O.Value] | None:
+    """(start, stop, step) of the ``range`` of int arguments whose `for` loop gives
+    `item` (a step of 1 when none is given)."""
     if not (isinstance(item, O.IterValue) and isinstance(item.iterator, O.GetIter)):
         return None
     rng = item.iterator.iterable
@@ -417,10 +417,9 @@ def range_of(item: O.Value) -> tuple[O.Value, O.Value, int] | None:
     args = rng.args
     if not 1 <= len(args) <= 3 or not all(_const_int(a) is not None or _exact_int(a) for a in args):
         return None
-    step = _const_int(args[2]) if len(args) == 3 else 1
-    if not step:
-        return None
-    return (O.Const(0) if len(args) == 1 else args[0]), args[1 if len(args) > 1 else 0], step
+    if len(args) == 1:
+        return O.Const(0), args[0], O.Const(1)
+    return args[0], args[1], args[2] if len(args) == 3 else O.Const(1)
 
 
 def computed_from(v: O.Value, seen: frozenset = frozenset()) -> set[O.Value]:  # type: ignore[type-arg]
@@ -457,7 +456,7 @@ def span_form(v: O.Value, loop: set, headers: set) -> bool:  # type: ignore[type
         return _exact_int(v)
     found = range_of(v)
     if found is not None:
-        return span_form(found[0], loop, headers) and span_form(found[1], loop, headers)
+        return all(span_form(x, loop, headers) for x in found)
     if isinstance(v, O.BinOp) and _exact_int(v) and v.op in ("+", "-"):
         return span_form(v.lhs, loop, headers) and span_form(v.rhs, loop, headers)
     if isinstance(v, O.BinOp) and _exact_int(v) and v.op == "*":
