@@ -244,6 +244,34 @@ def test_bool_elements_promote_with_narrow_ints() -> None:
     assert native_ran(mixed)
 
 
+BOOL_WITH_NUMBERS = {
+    op: build(f"def f(a, i, y):\n    return a[i] {op} y, y {op} a[i]\n") for op in ("+", "-", "*", "/", "//", "%", "&", "|", "^")
+}
+COUNT_TRUE = build("def f(x, t):\n    c = 0\n    for i in range(len(x)):\n        c += x[i] > t\n    return c\n")
+
+
+@pytest.mark.parametrize("op", list(BOOL_WITH_NUMBERS))
+def test_bool_elements_count_as_numbers_with_ints_and_floats(op: str) -> None:
+    # np.bool with a Python int or float, np.int64 or np.float64 is 0 or 1 in the
+    # other's dtype (np.True_ + 1 is np.int64(2)); with a bool it is logical (not
+    # compiled), and a float in a bitwise op is CPython's TypeError.
+    f = BOOL_WITH_NUMBERS[op]
+    a = np.array([True, False])
+    for y in (0, 1, -1, 3, 2**62, -(2**63), 2**63 - 1, 0.0, -0.0, 2.5, np.nan, np.inf, np.int64(7), np.float64(-1.5), True, np.True_):
+        for i in (0, 1):
+            bitwise_float = op in "&|^" and isinstance(y, float)
+            check(f, a, i, y, native=not (bitwise_float or isinstance(y, (bool, np.bool_))))
+    assert native_ran(f)
+
+
+def test_counting_comparisons_runs_natively() -> None:
+    # c starts as an int and becomes np.int64 at the first np.bool added to it.
+    for n in (0, 1, 7, 1000):
+        x = np.linspace(-1.0, 1.0, n)
+        check(COUNT_TRUE, x, 0.25)
+    assert native_ran(COUNT_TRUE) and COUNT_TRUE.stats["deopts"] == 0
+
+
 def test_ints_whose_common_dtype_is_float64() -> None:
     # A uint64 with a signed int (NumPy's common dtype is float64), and np.int64 true
     # division: NumPy converts both operands to doubles first, so beyond 2**53 the

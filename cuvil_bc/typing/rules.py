@@ -87,7 +87,11 @@ def _numpy_binop_type(op: str, a: Type, b: Type) -> Type:
     if any(isinstance(t, NpScalar) and t.narrow for t in (a, b)):
         return narrow_binop_type(op, a, b)
     if NP_BOOL in (a, b):
-        raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
+        # With an int or float, np.bool counts as 0 or 1 (``count += x[i] > t``): the
+        # dtype is the other's. Between bools the arithmetic is logical.
+        other = b if a == NP_BOOL else a
+        if other not in (INT, NP_I64, FLOAT, NP_F64) or op not in ("+", "-", "*", "/", "//", "%", "&", "|", "^"):
+            raise Unsupported(f"'{op}' on np.bool (NumPy's bool arithmetic is logical)")
     if base(a) not in NUMERIC or base(b) not in NUMERIC:
         raise Unsupported(f"'{op}' between {a} and {b}")
     return NP_F64 if binop_type(op, base(a), base(b)) == FLOAT else NP_I64
