@@ -99,3 +99,24 @@ def test_constants_follow_the_error_state_of_the_call() -> None:
     for state in ("raise", "ignore", "warn"):
         with np.errstate(over=state):  # type: ignore[arg-type]
             check(CONSTANT_OVERFLOW, 1.0, native=False)
+
+
+# np.int64(x): an int's or bool's value, a float truncated toward zero; beyond int64
+# (or a NaN) CPython raises OverflowError or ValueError, and NumPy's cast of an
+# np.float64 warns: those deopt. np.int64(0) folds, so a counter that starts there
+# has one type.
+INT64 = build("def f(x):\n    return np.int64(x)\n")
+COUNT64 = build("def f(x, t):\n    c = np.int64(0)\n    for i in range(len(x)):\n        c += x[i] > t\n    return c\n")
+INT64_EDGES = [3, -(2**63), 2**63 - 1, True, 2.7, -2.7, -0.0, 1e300, math.nan, math.inf, -math.inf, 9.3e18,
+               9.2233720368547748e18, -9.223372036854775808e18, -9.2233720368547768e18, np.float64(-2.5),
+               np.float64(math.nan), np.float64(1e300), np.float64(-9.223372036854775808e18), np.int64(-5), np.True_]
+
+
+def test_int64_conversions() -> None:
+    for x in INT64_EDGES:
+        check(INT64, x)
+    equivalent(INT64, st.tuples(st.one_of(st.integers(-(2**63), 2**63 - 1), st.floats(), st.booleans())))
+    assert native_ran(INT64) and INT64.stats["deopts"] > 0
+    for n in (0, 1, 50):
+        check(COUNT64, np.linspace(-1.0, 1.0, n), 0.25)
+    assert native_ran(COUNT64) and "call <int64>" not in COUNT64.inspect_ir()

@@ -11,7 +11,7 @@ from typing import Callable
 from llvmlite import binding as _llvm, ir
 
 from ..typing.primitives import CPYTHON, LIBM, OWN, VIA_CPYTHON, Primitive
-from ..typing.types import BOOL, COMPLEX, FLOAT, INT, NP_BOOL, NP_F64, UINT, ArrayType, NpScalar, TupleType, Type
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, NP_BOOL, NP_F64, UINT, ArrayType, NpScalar, TupleType, Type, base
 from . import complexes, norms
 from .emitter import Emitter, Typed, is_finite
 from .ltypes import F64, I1, I32, I64, llvm_type, math_function
@@ -397,6 +397,20 @@ def _numpy_float32(em: Emitter, args: list[Typed], result: Type) -> Typed:
     return em.builder.fpext(to_float32(em, (val, t)), F64), result
 
 
+def _numpy_int64(em: Emitter, args: list[Typed], result: Type) -> Typed:
+    """``np.int64(x)``: an int or bool's value; a float truncated toward zero, where
+    it lies in int64's range (beyond it, or a NaN, CPython raises or NumPy warns:
+    that deopts)."""
+    val, t = args[0]
+    if base(t) != FLOAT:
+        return em.as_int(args[0]), result
+    b = em.builder
+    x = em.as_float(args[0])
+    inside = b.and_(b.fcmp_ordered(">=", x, em.f64(-(2.0**63))), b.fcmp_ordered("<", x, em.f64(2.0**63)))
+    em.deopt_if(b.not_(inside))
+    return b.fptosi(x, I64), result
+
+
 #: The lowerings of the `OWN` rows, by name.
 _OWN: dict[str, Lowering] = {
     "abs": _abs,
@@ -426,6 +440,7 @@ _OWN: dict[str, Lowering] = {
     "float.is_integer": _is_integer,
     "numpy.float64": _numpy_float64,
     "numpy.float32": _numpy_float32,
+    "numpy.int64": _numpy_int64,
 }
 
 

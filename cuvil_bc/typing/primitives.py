@@ -296,12 +296,20 @@ def _numpy_float(name: str) -> Rule:
     return rule
 
 
-#: NumPy's float types called as functions, ``np.float64(x)``: the NumPy scalar that
-#: holds x (lower/builtins.py). A Python int beyond the float's range raises
-#: OverflowError, a float32 that overflows warns.
+def _numpy_int64(ts: tuple[Type, ...]) -> Type:
+    for t in ts:
+        if t not in NUMERIC and not (isinstance(t, NpScalar) and t.name in ("float64", "float32", "int64", "bool")):
+            raise Unsupported(f"np.int64() of a {t} argument")
+    return NpScalar("int64")
+
+
+#: NumPy's float types and int64 called as functions, ``np.float64(x)``: the NumPy
+#: scalar that holds x (lower/builtins.py). A Python int beyond the float's range
+#: raises OverflowError, a float32 that overflows warns; np.int64 of a float
+#: truncates it, and raises (or, for an np.float64, warns) beyond int64's range.
 NUMPY_SCALARS: tuple[Primitive, ...] = tuple(
     Primitive(f"numpy.{name}", None, 1, 1, _numpy_float(name), numpy_own=True, in_strips=True) for name in ("float64", "float32")
-)
+) + (Primitive("numpy.int64", None, 1, 1, _numpy_int64, numpy_own=True, in_strips=True),)
 _TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES}
 _NUMPY_TABLE: dict[object, Primitive] | None = None  # NumPy's rows by callable, once NumPy is imported
 assert len(_TABLE) == len(PRIMITIVES), "a callable with two rows"
