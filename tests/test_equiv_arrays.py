@@ -461,6 +461,38 @@ def test_counters_and_a_count_from_an_argument() -> None:
     assert native_ran(COUNTERS)
 
 
+BOOL_COUNTERS = build(
+    """
+def f(a, t, start):
+    above = 0
+    below = np.int64(0)
+    other = start
+    for i in range(len(a)):
+        above += a[i] > t
+        below += a[i] < t
+        other += a[i] == t
+    return above, below, other
+"""
+)
+
+
+def test_counters_stepping_by_a_bool() -> None:
+    # above is int | np.int64 (0, then np.int64 from the first np.bool added) and
+    # below an np.int64: both step by 0 or 1 from 0, so neither tests for overflow
+    # (NumPy's wrap and warning); `other` starts at an argument and is tested.
+    check(BOOL_COUNTERS, np.arange(6.0), 2.5, 0)
+    check(BOOL_COUNTERS, np.zeros(0), 0.0, 3)
+    check(BOOL_COUNTERS, np.array([1.0, 1.0, 1.0]), 1.0, 2**63 - 2)  # other wraps in NumPy: warns
+    equivalent(BOOL_COUNTERS, st.tuples(arrays("float64", max_dims=1), st.floats(), st.integers(-(2**63), 2**63 - 1)), max_examples=60)
+    assert native_ran(BOOL_COUNTERS)
+    only_counters = build(
+        "def f(a, t):\n    above = 0\n    below = np.int64(0)\n    for i in range(len(a)):\n"
+        "        above += a[i] > t\n        below += a[i] < t\n    return above, below\n"
+    )
+    check(only_counters, np.arange(9.0), 4.0)
+    assert native_ran(only_counters) and "with.overflow" not in only_counters.inspect_llvm()
+
+
 STENCIL_SUM = build(
     """
 def f(m):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import BOTTOM, TupleType, Type, UnionType
+from ..typing.types import BOTTOM, NP_BOOL, TupleType, Type, UnionType
 from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import I8, llvm_type
 
@@ -123,6 +123,11 @@ def weak_twins(em: Emitter, operands: list[Typed]) -> list[Typed]:
     out = list(operands)
     for k in (0, 1):
         (val, t), (_, other) = operands[k], operands[1 - k]
-        if isinstance(t, UnionType) and other in WEAK_TWIN and set(t.options) == {WEAK_TWIN[other], other}:
-            out[k] = (em.builder.extract_value(val, t.options.index(other) + 1), other)
+        if not isinstance(t, UnionType):
+            continue
+        # (with an np.bool, too: NumPy converts the Python scalar to the union's NumPy
+        # type and computes in it, ``count += x[i] > t``)
+        strong = other if other in WEAK_TWIN else next((s for s in WEAK_TWIN if other == NP_BOOL and s in t.options), None)
+        if strong is not None and set(t.options) == {WEAK_TWIN[strong], strong}:
+            out[k] = (em.builder.extract_value(val, t.options.index(strong) + 1), strong)
     return out

@@ -27,7 +27,7 @@ from ..opt.bounds import cannot_overflow, counts_by_one, remainder_is_wrap
 from ..opt.plans import make_plans
 from ..typing.infer import value_type
 from ..typing.rules import binop_type, compare_type
-from ..typing.types import BOOL, BOTTOM, INT, UNDEF, ArrayType, BoundMethod, TupleType, Type, UnionType, holds_array, options
+from ..typing.types import BOOL, BOTTOM, INT, NP_BOOL, NP_I64, UNDEF, ArrayType, BoundMethod, TupleType, Type, UnionType, holds_array, options
 from . import aggregates, complexes, refcount, strips
 from .access import ArrayAccess
 from .calls import CallLowering, CalleeResolver, calls_python_functions
@@ -285,6 +285,9 @@ class FunctionLowering:
             return b.select(b.icmp_signed("==", x, n), em.i64(0), x)
         em.float_warning_check = self.floats.arithmetic_test(op, em.strip is not None and op in em.strip.absorbed)  # type: ignore[attr-defined]
         operands = aggregates.weak_twins(em, operands)
+        if t in (INT, NP_I64) and operands[0][1] == t and operands[1][1] in (INT, BOOL, NP_BOOL) and counts_by_one(op):
+            # count += x[i] > t: no overflow to test or warn about
+            return (b.add if op.op == "+" else b.sub)(operands[0][0], em.as_int(operands[1]))
         return em.split(operands, t, lambda vs: binop(em, op.op, vs[0], vs[1], _narrow(t, vs, op)), branchless=True)
 
     def unary(self, op: O.UnaryOp, operands: list[Typed], t: Type) -> ir.Value:

@@ -207,12 +207,13 @@ def cannot_overflow(op: O.BinOp) -> bool:
 
 
 def counts_by_one(op: O.BinOp) -> bool:
-    """Whether ``x + 1`` (``x - 1``) steps a counter: `x` is a phi whose values are
-    only small constants, phis of the same kind, and steps of 1 of such values
-    (``count = 0`` ... ``count += 1``). Starting within 2**32 of zero, such a counter
-    reaches the int64 limits only after more than 2**62 executed steps, centuries of
-    computing, so the step needs no overflow test."""
-    if op.op not in ("+", "-") or _const_int(op.rhs) != 1:
+    """Whether ``x + 1`` (``x - 1``, or ``x + b`` for a bool b) steps a counter: `x` is
+    a phi whose values are only small constants, phis of the same kind, and such
+    steps of such values (``count = 0`` ... ``count += 1``, ``count += x[i] > t``).
+    Starting within 2**32 of zero, such a counter reaches the int64 limits only after
+    more than 2**62 executed steps, centuries of computing, so the step needs no
+    overflow test."""
+    if not _counter_step(op):
         return False
     seen: set[O.Value] = set()
     work: list[O.Value] = [op.lhs]
@@ -221,17 +222,26 @@ def counts_by_one(op: O.BinOp) -> bool:
         if v in seen:
             continue
         seen.add(v)
-        c = _const_int(v)
-        if c is not None:
-            if abs(c) > 2**32:
+        if isinstance(v, O.Const):
+            if not (type(v.value) is int or type(v.value).__name__ == "int64") or abs(int(v.value)) > 2**32:  # type: ignore[call-overload]
                 return False
         elif isinstance(v, O.Phi):
             work.extend(v.operands())
-        elif isinstance(v, O.BinOp) and v.op in ("+", "-") and _const_int(v.rhs) == 1:
+        elif isinstance(v, O.BinOp) and _counter_step(v):
             work.append(v.lhs)
         else:
             return False
     return isinstance(op.lhs, O.Phi)
+
+
+def _counter_step(op: O.Value) -> bool:
+    """``x + 1``, ``x - 1`` or ``x + b`` for a bool or np.bool b (0 or 1)."""
+    from ..typing.infer import value_type
+    from ..typing.types import BOOL, NP_BOOL
+
+    if not (isinstance(op, O.BinOp) and op.op in ("+", "-")):
+        return False
+    return _const_int(op.rhs) == 1 or (op.op == "+" and value_type(op.rhs) in (BOOL, NP_BOOL))
 
 
 def remainder_is_wrap(op: O.BinOp) -> bool:
