@@ -298,3 +298,19 @@ def test_strided_matches_cpython(n: int, a: int, b: int, step: int) -> None:
 
 
 STRIDED_F = build(STRIDED)
+
+
+def test_entry_test_of_an_index_at_int64s_limit() -> None:
+    # x[2**63 - 1]: the bound 2**63 does not fit int64; it wrapped to -2**63, the
+    # entry test always passed and the store wrote just before the array (found by a
+    # helper; the upper bound is now tested as its highest index, saturating).
+    store = build("def f(x, a):\n    for i in range(a, a + 3):\n        x[9223372036854775807] = 1.0\n    return x\n")
+    read = build("def f(x, c):\n    s = 0.0\n    for i in range(c, c + 3):\n        s += x[max(9223372036854775807, -7)]\n    return s\n")
+    plus = build("def f(x):\n    s = 0.0\n    for i in range(len(x)):\n        s += x[i + 9223372036854775806]\n    return s\n")
+    buffer = np.zeros(10)
+    for _ in range(3):
+        check(store, buffer[2:7], 0, native=False)
+        assert not buffer.any()
+    for x in (np.zeros(0), np.arange(3.0), np.arange(5.0)):
+        check(read, x, 2, native=False)
+        check(plus, x, native=False)

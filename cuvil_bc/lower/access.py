@@ -21,6 +21,7 @@ from .ltypes import I8, I64, llvm_type, meminfo_index
 from .refcount import Getter
 
 Access = O.Subscript | O.StoreItem
+_INT64_MAX = 2**63 - 1
 
 
 class ArrayAccess:
@@ -56,18 +57,27 @@ class ArrayAccess:
                 self._span_guard(op, k, test)
                 continue
             arr, dim, off = test
-            if arr is None:
-                upper = em.i64(off)
-            elif dim == VALUE:  # an int value: the stop of a range(n), say
-                # (n + off may pass int64's limit, where any index is out of bounds:
-                # the sum saturates, and the test fails)
-                upper = em.intrinsic("llvm.sadd.sat.i64", I64, [self.get(arr)[0], em.i64(off)])  # type: ignore[arg-type]
+            # The highest index, upper - 1, against the extent. The plan's offsets are
+            # Python ints: one beyond int64 means no index can be in bounds, and a
+            # sum that passes int64's limit saturates (so the test fails) instead of
+            # wrapping (found by a helper: x[2**63 - 1], whose upper is 2**63, was
+            # used unchecked).
+            if off - 1 > _INT64_MAX:
+                last = em.i64(_INT64_MAX)
+                always = True
             else:
-                upper = b.add(b.extract_value(self.get(arr)[0], 1 + dim), em.i64(off))  # type: ignore[arg-type]
+                always = False
+                shift = em.i64(max(off - 1, -_INT64_MAX - 1))
+                if arr is None:
+                    last = shift
+                else:
+                    base = self.get(arr)[0] if dim == VALUE else b.extract_value(self.get(arr)[0], 1 + dim)  # (an int value: the stop of a range(n), say)
+                    last = em.intrinsic("llvm.sadd.sat.i64", I64, [base, shift])  # type: ignore[arg-type]
             extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
             em.line = op.line or self.firstlineno
             em.speculative = False
-            em.deopt_if(b.icmp_signed(">", upper, extent), distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
+            outside = b.icmp_signed(">=", last, extent)
+            em.deopt_if(b.or_(outside, ir.Constant(ir.IntType(1), int(always))), distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
             self.prechecked.add((op, k))
 
     def _span_guard(self, op: Access, k: int, span: Span) -> None:
