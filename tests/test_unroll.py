@@ -145,6 +145,15 @@ def test_only_short_loops_are_unrolled(trips: int) -> None:
     assert foriters(d) == (0 if trips <= 16 else 1)
 
 
+def test_a_range_longer_than_sys_maxsize_is_not_unrolled() -> None:
+    # len(range(-3, 2**63 - 1)) raises OverflowError: that was an internal compiler
+    # error, which left the function interpreted (found by a helper).
+    d = build("def f(m, c):\n    s = 0.0\n    for j in range(-3, 9223372036854775807):\n        s += m[c, j]\n    return s\n")
+    for shape, c in (((7, 0), 0), ((2, 3), 1), ((2, 3), 5)):
+        check(d, np.ones(shape), c)
+    assert foriters(d) == 1 and "internal" not in d.explain()  # (check: native code was entered)
+
+
 SCATTER = build(
     """
 def f(a, w, out):

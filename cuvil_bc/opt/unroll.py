@@ -80,7 +80,9 @@ def _plan(fn: Function, header: BasicBlock, body: set[BasicBlock]) -> range | No
     if not isinstance(term, O.ForIter) or term.body not in body or term.exit in body:
         return None
     items = _range_items(term.iterator)
-    if items is None or len(items) > MAX_TRIPS:
+    # (len() of a range longer than sys.maxsize raises OverflowError: compare the
+    # range with a short prefix of itself instead)
+    if items is None or items != items[: MAX_TRIPS + 1] or len(items) > MAX_TRIPS:
         return None
     size = sum(1 for b in body for op in b.ops if not isinstance(op, (O.Phi, O.Checkpoint)))
     if size * len(items) > MAX_OPS:
