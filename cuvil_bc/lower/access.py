@@ -76,8 +76,8 @@ class ArrayAccess:
             extent = b.extract_value(self.get(op.obj)[0], 1 + k)  # type: ignore[attr-defined]
             em.line = op.line or self.firstlineno
             em.speculative = False
-            outside = b.icmp_signed(">=", last, extent)
-            em.deopt_if(b.or_(outside, ir.Constant(ir.IntType(1), int(always))), distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
+            outside = ir.Constant(ir.IntType(1), 1) if always else b.icmp_signed(">=", last, extent)
+            em.deopt_if(outside, distinct="bounds", kind=ENTRY_BOUNDS_DEOPT)
             self.prechecked.add((op, k))
 
     def _span_guard(self, op: Access, k: int, span: Span) -> None:
