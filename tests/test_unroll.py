@@ -154,6 +154,19 @@ def test_a_range_longer_than_sys_maxsize_is_not_unrolled() -> None:
     assert foriters(d) == 1 and "internal" not in d.explain()  # (check: native code was entered)
 
 
+def test_an_empty_loop_with_a_break_inside_another() -> None:
+    # Unrolling the inner range(0) left its break's target unreachable, still a
+    # predecessor of the outer loop's latch: unrolling the outer loop then kept a jump
+    # to a block it had removed (an internal compiler error, found by the fuzzer).
+    d = build(
+        "def f(n):\n    t = 0\n    for i in range(0):\n        for j in range(0):\n            if n:\n                break\n"
+        "        t += 1\n    for i in range(2):\n        for j in range(0):\n            if n:\n                break\n        t += 1\n    return t\n"
+    )
+    for n in (0, 1):
+        check(d, n)
+    assert foriters(d) == 0 and "internal" not in d.explain()
+
+
 SCATTER = build(
     """
 def f(a, w, out):

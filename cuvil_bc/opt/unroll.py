@@ -33,6 +33,7 @@ import copy
 
 from ..ir import ops as O
 from ..ir.dominance import natural_loops
+from ..ir.passes.simplifycfg import drop_unreachable
 from ..ir.function import BasicBlock, Function
 
 #: At most this many iterations are unrolled ...
@@ -53,6 +54,9 @@ def run(fn: Function) -> bool:
             items = _plan(fn, header, body)
             if items is not None:
                 _unroll(fn, header, body, items, iterators)
+                # (a loop of no items leaves its ``break`` targets unreachable: they must
+                # not count as part of the loop around it, found by the fuzzer)
+                drop_unreachable(fn)
                 changed = True
                 break
         else:

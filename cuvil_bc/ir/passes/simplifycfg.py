@@ -38,6 +38,19 @@ def _set_terminator(block: BasicBlock, op: O.ControlOp) -> None:
     op.block = block
 
 
+def drop_unreachable(fn: Function) -> bool:
+    """Remove the blocks no path from the entry reaches (and their phi entries)."""
+    reachable = set(fn.rpo())
+    if len(reachable) == len(fn.blocks):
+        return False
+    for block in fn.blocks:
+        if block not in reachable:
+            for s in block.successors():
+                _drop_incoming(s, block)
+    fn.blocks = [b for b in fn.blocks if b in reachable]
+    return True
+
+
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
     # Branches with a known condition or identical targets.
@@ -56,15 +69,7 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
                 _one_edge(term.if_true, block)
                 _set_terminator(block, O.Jump(term.if_true))
                 changed = True
-    # Unreachable blocks.
-    reachable = set(fn.rpo())
-    if len(reachable) != len(fn.blocks):
-        for block in fn.blocks:
-            if block not in reachable:
-                for s in block.successors():
-                    _drop_incoming(s, block)
-        fn.blocks = [b for b in fn.blocks if b in reachable]
-        changed = True
+    changed = drop_unreachable(fn) or changed
     # Merge a block into its only predecessor when that predecessor only jumps to it.
     merged = True
     while merged:
