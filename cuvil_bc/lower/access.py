@@ -110,10 +110,7 @@ class ArrayAccess:
         if v in memo:
             return memo[v]  # type: ignore[no-any-return]
         no = ir.Constant(ir.IntType(1), 0)
-
-        def arith(name: str, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
-            pair = em.intrinsic(f"llvm.{name}.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [x, y])
-            return b.extract_value(pair, 0), b.extract_value(pair, 1)
+        arith = self._overflowing
 
         def either(*flags: ir.Value) -> ir.Value:
             out = flags[0]
@@ -180,6 +177,11 @@ class ArrayAccess:
         memo[v] = out
         return out
 
+    def _overflowing(self, name: str, x: ir.Value, y: ir.Value) -> tuple[ir.Value, ir.Value]:
+        """``llvm.<name>.with.overflow`` of two i64: (the result, whether it overflowed)."""
+        pair = self.em.intrinsic(f"llvm.{name}.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [x, y])
+        return self.em.builder.extract_value(pair, 0), self.em.builder.extract_value(pair, 1)
+
     def _incoming(self, phi: O.Phi, pred: BasicBlock, x: O.Value, loop: frozenset, known: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
         """The interval of `phi`'s value `x` from `pred`, narrowed by the comparisons
         known on that edge: ``j - 1`` where ``j > 0`` lies in ``[0, m - 2]``."""
@@ -195,20 +197,14 @@ class ArrayAccess:
                 lo, hi, bad = self._interval(lhs, loop, memo, narrowed)
                 rlo, rhi, rbad = self._interval(rhs, loop, memo, narrowed)
                 flags += [bad, rbad]
+                strict = em.i64(int(op in ("<", ">")))
                 if op in ("<", "<="):  # lhs <= rhi (- 1)
-                    top = rhi
-                    if op == "<":
-                        pair = em.intrinsic("llvm.ssub.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [rhi, em.i64(1)])
-                        top = b.extract_value(pair, 0)
-                        flags.append(b.extract_value(pair, 1))
+                    top, over = self._overflowing("ssub", rhi, strict)
                     hi = b.select(b.icmp_signed("<", top, hi), top, hi)
                 else:  # lhs >= rlo (+ 1)
-                    bottom = rlo
-                    if op == ">":
-                        pair = em.intrinsic("llvm.sadd.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [rlo, em.i64(1)])
-                        bottom = b.extract_value(pair, 0)
-                        flags.append(b.extract_value(pair, 1))
+                    bottom, over = self._overflowing("sadd", rlo, strict)
                     lo = b.select(b.icmp_signed(">", bottom, lo), bottom, lo)
+                flags.append(over)
                 narrowed[lhs] = (lo, hi, bad)
         lo, hi, bad = self._interval(x, loop, {}, narrowed)
         for flag in flags:
