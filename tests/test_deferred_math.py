@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import platform
+import re
 
 import numpy as np
 import pytest
@@ -124,9 +125,10 @@ def test_python_float_powers_defer_overflow() -> None:
 @pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64's vector registers")
 def test_squares_vectorize() -> None:
     # Full-mantissa data takes pow's slow path on a few percent of elements: the
-    # vector loop calls the masked variant for those lanes, and the sum is CPython's.
+    # vector loop tests its lanes once per vector and calls the variant's out-of-line
+    # helper for those that need pow (and no scalar pow), and the sum is CPython's.
     a = np.random.default_rng(5).random(5000)
     check(SQUARES, a, 0.5)
     llvm = SQUARES.inspect_llvm()
-    assert "@cb.pow.v" in llvm and "x double>" in llvm
+    assert re.search(r"call <\d+ x double> @cb_pow_settle_\d+_v\d+m?_lanes", llvm), llvm
     assert native_ran(SQUARES)

@@ -331,3 +331,45 @@ def test_a_float32_writer_tests_before_its_next_resume_point() -> None:
         check(F32_WRITER, _float32(a), _float32(b), np.zeros(len(a), dtype=np.float32))
     check(F32_WRITER, np.float32([3e38, 2.0]), np.float32([1.0, 1.0]), np.zeros(2, dtype=np.float32))  # t + a/2 overflows
     assert native_ran(F32_WRITER)
+
+
+# A value overwritten each iteration, made from one phi used twice (``g * g``): the
+# question whether it carries its own earlier values asked about ``g`` twice, and a
+# visited set shared between the two answered the second one as a cycle, so only
+# the last iteration's product was tested (found by a helper attacking twin unions;
+# the np.float64 form failed before they existed). (The division keeps the ``if`` a
+# branch and ``g`` a phi: opt/ifconvert.py would make it a select.)
+PHI_TWICE = build(
+    """
+def f(x):
+    t = 0.0
+    for i in range(1, len(x)):
+        g = x[i - 1]
+        if x[i] > x[i - 1]:
+            g = x[i] / 0.5
+        t = g * g
+    return t
+"""
+)
+TWIN_PHI_TWICE = build(
+    """
+def f(x, c):
+    t = c
+    for i in range(len(x)):
+        g = c
+        if x[i] > 0.0:
+            g = x[i] / 0.5
+        t = g * g
+    return t
+"""
+)
+
+
+def test_a_value_made_from_one_phi_twice_is_tested_in_every_iteration() -> None:
+    check(PHI_TWICE, np.array([0.0, 1e300, 1.0, 2.0]))  # CPython warns twice
+    check(TWIN_PHI_TWICE, np.array([1e300, 2.0]), 1.0)
+    check(TWIN_PHI_TWICE, np.array([math.inf, -1.0, 2.0]), 1.0)
+    for x in (np.linspace(-2.0, 2.0, 30), np.array([1e200, -1e300, 3.0])):
+        check(PHI_TWICE, x)
+        check(TWIN_PHI_TWICE, x, 0.5)
+    assert native_ran(PHI_TWICE) and native_ran(TWIN_PHI_TWICE)

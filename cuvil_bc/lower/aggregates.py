@@ -10,7 +10,9 @@ from __future__ import annotations
 
 from llvmlite import ir
 
-from ..typing.types import BOTTOM, NP_BOOL, TupleType, Type, UnionType
+from typing import Callable
+
+from ..typing.types import BOTTOM, FLOAT, NP_BOOL, NP_F64, TupleType, Type, UnionType
 from .emitter import WEAK_TWIN, Emitter, Typed
 from .ltypes import I8, llvm_type
 
@@ -130,4 +132,56 @@ def weak_twins(em: Emitter, operands: list[Typed]) -> list[Typed]:
         strong = other if other in WEAK_TWIN else next((s for s in WEAK_TWIN if other == NP_BOOL and s in t.options), None)
         if strong is not None and set(t.options) == {WEAK_TWIN[strong], strong}:
             out[k] = (em.builder.extract_value(val, t.options.index(strong) + 1), strong)
+    return out
+
+
+def twin_arithmetic(
+    em: Emitter, operands: list[Typed], t: Type, strong_op: Callable[[Typed, Typed], Typed], carried: list[bool]
+) -> ir.Value | None:
+    """``+ - * /`` whose result is a ``float | np.float64`` (`t`), its operands such
+    unions, floats or np.float64s; None for any other op. The value is the same IEEE
+    op whichever the tags, so it is computed once, as NumPy's (`strong_op`, with
+    NumPy's tests). Those tests cover Python's (its ``+ - *`` have none, and NumPy's
+    ``/`` is lowered as Python's, which deopts on a zero divisor); where the result would be a Python float
+    that CPython gives silently (an overflow to infinity), they cost a deopt, or in a
+    function whose tests are deferred a re-run (and, if it recurs, a recompile
+    without suspicion, which splits the op per tag). The result's tag is the NumPy
+    one where any operand holds an np.float64: with the tags in the union's order
+    (float, np.float64), an ``or`` of the operands' tags. Lowered per tag instead, a
+    running sum such as ``g2 += g * g`` carried one phi per member and tests that
+    read the tag, and LLVM found no reduction in it; in a function that writes, a
+    test's branch on a tag that changes from one element to the next mispredicted.
+
+    `carried` says which operands are a loop's accumulators (phis of its header).
+    The other operands' tags are masked with a 1 LLVM cannot see: where such a tag is
+    a phi of constants (``g = 0.0`` or, under an ``if``, an np.float64), LLVM would
+    fold the ``or`` into that phi, and the accumulator's tag would change by a phi
+    of itself and 1 (no reduction LLVM knows) instead of by an ``or``."""
+    if not (isinstance(t, UnionType) and set(t.options) == {FLOAT, NP_F64}) or len(operands) != 2:
+        return None
+    b = em.builder
+    strong, weak = t.options.index(NP_F64), t.options.index(FLOAT)
+    values, tags = [], []
+    for val, ty in operands:
+        if ty == t:
+            values.append((b.extract_value(val, strong + 1), NP_F64))
+            tags.append(b.extract_value(val, 0))
+        elif ty in (FLOAT, NP_F64):
+            values.append((val, NP_F64))
+            tags.append(ir.Constant(I8, t.options.index(ty)))
+        else:
+            return None
+    value, got = strong_op(values[0], values[1])
+    assert got == NP_F64, got
+    if (weak, strong) == (0, 1):
+        if any(carried):
+            one = em.opaque_constant(ir.Constant(I8, 1))
+            tags = [tag if kept else b.and_(tag, one) for tag, kept in zip(tags, carried)]
+        tag = b.or_(tags[0], tags[1])
+    else:
+        held = [b.icmp_unsigned("==", tag, ir.Constant(I8, strong)) for tag in tags]
+        tag = b.select(b.or_(held[0], held[1]), ir.Constant(I8, strong), ir.Constant(I8, weak))
+    out = b.insert_value(ir.Constant(llvm_type(t), ir.Undefined), tag, 0)
+    for k in (weak, strong):  # (both twins hold the value: `Emitter.coerce`)
+        out = b.insert_value(out, value, k + 1)
     return out

@@ -61,7 +61,7 @@ def _minmax_mixed(op: str) -> Lowering:
         if all(a[1] == result for a in args):
             best = args[0]
             for item in args[1:]:
-                best = (b.select(compare(em, op, item, best), item[0], best[0]), result)
+                best = (em.select_leaves(compare(em, op, item, best), item[0], best[0]), result)
             return best
         # Mixed concrete types: keep a union-typed running best and compare each item
         # against every possible type of the best so far.
@@ -72,7 +72,7 @@ def _minmax_mixed(op: str) -> Lowering:
                 return compare(em, op, item, vs[0]), BOOL
 
             better = em.split([(best_val, result)], BOOL, beats, branchless=True)
-            best_val = b.select(better, em.coerce(item[0], item[1], result), best_val)
+            best_val = em.select_leaves(better, em.coerce(item[0], item[1], result), best_val)
         return best_val, result
 
     return lower

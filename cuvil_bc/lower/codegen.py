@@ -23,11 +23,12 @@ from llvmlite import ir
 from ..abi import MAX_DEPTH
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
+from ..ir.dominance import natural_loops
 from ..opt.bounds import cannot_overflow, counts_by_one, remainder_is_wrap
 from ..opt.plans import make_plans
 from ..typing.infer import value_type
 from ..typing.rules import binop_type, compare_type
-from ..typing.types import BOOL, BOTTOM, INT, NP_BOOL, NP_I64, UNDEF, ArrayType, BoundMethod, TupleType, Type, UnionType, holds_array, options
+from ..typing.types import BOOL, BOTTOM, INT, NP_BOOL, NP_F64, NP_I64, UNDEF, ArrayType, BoundMethod, TupleType, Type, UnionType, holds_array, options
 from . import aggregates, complexes, refcount, strips
 from .access import ArrayAccess
 from .calls import CallLowering, CalleeResolver, calls_python_functions
@@ -72,6 +73,7 @@ class FunctionLowering:
         self.phi_inputs: dict[tuple[O.Phi, BasicBlock], tuple[list[ir.Value], ir.Block]] = {}
         self.extra_incoming: list[tuple[ir.PhiInstr, ir.Value, ir.Block]] = []  # from strips
         self.uses = fn.uses()
+        self.headers = set(natural_loops(fn))  # (loop headers)
         self.plans = plans = make_plans(fn, self.uses, drops)  # what the analyses decided (opt/plans.py)
         self.floats = plans.floats  # which float results are tested where
         self.strips = plans.strips  # innermost loops that also run in exit-free strips
@@ -247,7 +249,7 @@ class FunctionLowering:
         val = lowering_of_value(self, op, [self.get(v) for v in op.operands()], t)
         self.values[op] = val
         if dead_end:  # nothing consumes it: it tests itself
-            em.warn_if_not_finite(val)
+            em.warn_if_any_not_finite([(val, t)])
 
     def phi(self, op: O.Phi) -> None:
         leaves = aggregates.leaf_phis(self.em.builder, op.type)  # type: ignore[arg-type]
@@ -285,6 +287,11 @@ class FunctionLowering:
             return b.select(b.icmp_signed("==", x, n), em.i64(0), x)
         em.float_warning_check = self.floats.arithmetic_test(op, em.strip is not None and op in em.strip.absorbed)  # type: ignore[attr-defined]
         operands = aggregates.weak_twins(em, operands)
+        if self.floats.suspicion and op.op in ("+", "-", "*", "/"):
+            carried = [isinstance(v, O.Phi) and v.block in self.headers for v in (op.lhs, op.rhs)]
+            twin = aggregates.twin_arithmetic(em, operands, t, lambda x, y: binop(em, op.op, x, y, NP_F64), carried)
+            if twin is not None:
+                return twin
         if t in (INT, NP_I64) and operands[0][1] == t and operands[1][1] in (INT, BOOL, NP_BOOL) and counts_by_one(op):
             # count += x[i] > t: no overflow to test or warn about
             return (b.add if op.op == "+" else b.sub)(operands[0][0], em.as_int(operands[1]))

@@ -175,12 +175,24 @@ class Emitter:
             holds = b.icmp_unsigned("==", tag, ir.Constant(I8, k))
             self.predicate = holds if outer is None else b.select(outer, holds, ir.Constant(I1, 0))
             try:
-                rest = operands[:i] + [(b.extract_value(val, k + 1), opt)] + operands[i + 1 :]
+                rest = operands[:i] + [(b.extract_value(val, holder(t, k) + 1), opt)] + operands[i + 1 :]
                 got = self.split(rest, result, case, branchless=True)
             finally:
                 self.predicate = outer
-            out = got if out is None else b.select(holds, got, out)
+            out = got if out is None else self.select_leaves(holds, got, out)
         assert out is not None
+        return out
+
+    def select_leaves(self, cond: ir.Value, a: ir.Value, c: ir.Value) -> ir.Value:
+        """``cond ? a : c``, member by member for a struct (a union, a tuple): LLVM's
+        loop vectorizer gives up on a select of a struct ("instruction return type
+        cannot be vectorized"), where a select per scalar vectorizes."""
+        b = self.builder
+        if not isinstance(a.type, ir.LiteralStructType):
+            return b.select(cond, a, c)
+        out = ir.Constant(a.type, ir.Undefined)
+        for k in range(len(a.type.elements)):
+            out = b.insert_value(out, self.select_leaves(cond, b.extract_value(a, k), b.extract_value(c, k)), k)
         return out
 
     def opaque_float(self, value: ir.Value) -> ir.Value:
@@ -248,13 +260,15 @@ class Emitter:
     def predicated(self, cond: ir.Value) -> ir.Value:
         """`cond`, and only while the case being lowered holds (`predicate`). What the
         other cases compute from their members' meaningless words is frozen (an
-        ``undef`` must not reach a branch), and then and-ed: a select on the predicate
-        becomes a branch on the tag, which mispredicts where the tag changes."""
+        ``undef`` must not reach a branch), and then and-ed, `cond` first: a branch
+        on it is split into one on `cond` (almost never taken) and then one on the
+        tag, which mispredicts where the tag changes from one element to the next.
+        (As a plain ``and``, LLVM may put the tag first.)"""
         if self.predicate is None:
             return cond
         frozen = ir.instructions.Instruction(self.builder.block, cond.type, "freeze", [cond])
         self.builder._insert(frozen)
-        return self.builder.and_(frozen, self.predicate)
+        return self.builder.select(frozen, self.predicate, ir.Constant(I1, 0))
 
     def warn_if(self, maybe: ir.Value, precise: Callable[[], ir.Value] | None = None) -> None:
         """A NumPy warning: native code computes NumPy's value all the same (an IEEE
@@ -308,6 +322,9 @@ class Emitter:
         for val, t in values:
             if base(t) == FLOAT:
                 plain.append(val)
+                continue
+            if isinstance(t, UnionType) and set(t.options) == {FLOAT, NP_F64}:
+                plain.append(self.builder.extract_value(val, t.options.index(NP_F64) + 1))  # (both twins hold it)
                 continue
 
             def test(vs: list[Typed]) -> Typed:
@@ -489,7 +506,7 @@ class Emitter:
             blk = self.block(f"case.{opt}")
             switch.add_case(ir.Constant(I8, k), blk)
             self.builder.position_at_end(blk)
-            member = self.builder.extract_value(val, k + 1)
+            member = self.builder.extract_value(val, holder(t, k) + 1)
             rest = operands[:i] + [(member, opt)] + operands[i + 1 :]
             incoming.append((self.split(rest, result, case), self.builder.block))
             self.builder.branch(merge)
@@ -498,6 +515,18 @@ class Emitter:
         for v, b in incoming:
             phi.add_incoming(v, b)
         return phi
+
+
+def holder(t: UnionType, k: int) -> int:
+    """The member of union `t` to read option k's value from: its NumPy twin's, when
+    that is an option too. Both twins hold the value whatever the tag (`coerce`), so
+    each case of a split reads the same word: LLVM sees one value where it would see
+    one per tag (and one loop-carried phi per member), and the cases' arithmetic
+    merges (``g2 += g * g`` with ``g`` a float or an np.float64 stays an ordered sum
+    LLVM vectorizes)."""
+    opt = t.options[k]
+    strong = next((s for s, weak in WEAK_TWIN.items() if weak == opt), None)
+    return t.options.index(strong) if strong in t.options else k
 
 
 def known_int(v: ir.Value) -> bool:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from typing import Any, Iterator
+import weakref
+from typing import Any, Callable, Iterator
 
 import llvmlite.binding as llvm
 from llvmlite import ir
@@ -48,6 +49,7 @@ class JIT:
         cancel.check()
         check_headroom()
         text = str(module)
+        late = _late_text(module)
         with priority.paused():  # (LLVM runs without the GIL: see priority.py)
             mod = llvm.parse_assembly(text)
             mod.verify()
@@ -56,7 +58,11 @@ class JIT:
             quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
             with _tuned_options(), quiet:
                 pb.getModulePassManager().run(mod, pb)
-                if _VARIANTS in text:
+                if late:
+                    side = llvm.parse_assembly(late)
+                    side.triple, side.data_layout = mod.triple, mod.data_layout
+                    mod.link_in(side)
+                if _VARIANTS in text or late:
                     _inline_variants(mod, pb)
             cancel.check()  # (between optimisation and code generation: see cancel.py)
             _check_externals(mod, self.defined)
@@ -123,6 +129,30 @@ def _tuned_options() -> Iterator[None]:
             if _options_users == 0:
                 for _, off in _OPTIONS:
                     llvm.set_option("", off)
+
+
+_LATE: "weakref.WeakKeyDictionary[ir.Module, list[Callable[[ir.Module], None]]]" = weakref.WeakKeyDictionary()
+
+
+def define_late(module: ir.Module, define: Callable[[ir.Module], None]) -> None:
+    """Have `define` define, in a module of its own, functions that `module` only
+    declares: they are linked in and inlined (they must be ``alwaysinline``) after
+    the optimization pipeline, so that until then LLVM sees only the declaration's
+    attributes. A call it cannot see into (and may take as pure) can be replaced by a
+    vector variant (powers.py), where the body's branch would have kept the loop
+    from vectorizing as well."""
+    _LATE.setdefault(module, []).append(define)
+
+
+def _late_text(module: ir.Module) -> str:
+    defines = _LATE.pop(module, None)
+    if not defines:
+        return ""
+    side = ir.Module(name=f"{module.name}.late")
+    side.triple, side.data_layout = module.triple, module.data_layout
+    for define in defines:
+        define(side)
+    return str(side)
 
 
 #: The attribute that names a call's vector variants (powers.py): those the loop

@@ -15,9 +15,9 @@ than that from a rounding midpoint, pow returns the correctly rounded power.
 
 For a constant integer exponent 2 <= n <= `MAX_EXPONENT`, the code computes the
 power as a double-double (an error-free product at each step: `fma`), rounds it,
-and checks the residual: when the exact power is at least `_MARGIN_NEAR` (for
-results between 2**-128 and 2**128, else `_MARGIN_FAR`) of an ulp away from a
-midpoint, the rounded value is pow's. Otherwise (about 4% of arbitrary inputs;
+and checks the residual: when the exact power is at least a margin (a tier by the
+result's exponent: `_MARGIN_CLOSE`, `_MARGIN_NEAR`, `_MARGIN_FAR`) of an ulp away
+from a midpoint, the rounded value is pow's. Otherwise (about 2.4% of inputs near 1;
 none for an exact power such as ``3.0 ** 2``) it calls pow itself, as it does for a
 result that is not a normal number of at least 2**-450 (the residuals must be
 exact), a power of two (whose lower neighbour is closer) or not finite. So the
@@ -43,8 +43,11 @@ from .ltypes import F64, I64
 MAX_EXPONENT = 16
 
 #: Distances from a rounding midpoint, in ulps, beyond which glibc's pow is correctly
-#: rounded: for results of exponent -128..128 (0.011 + 89.4 * 4.6e-5 = 0.0152 with the
-#: bound above) and for any other finite result (0.011 + 710 * 4.6e-5 = 0.0437).
+#: rounded: for results of exponent -16..16 (0.011 + 11.8 * 4.6e-5 = 0.01154 with the
+#: bound above), -128..128 (0.011 + 89.4 * 4.6e-5 = 0.0152) and for any other finite
+#: result (0.011 + 710 * 4.6e-5 = 0.0437). Each margin is the fraction of inputs that
+#: call pow, twice over: the closest tier halves the calls for values near 1.
+_MARGIN_CLOSE = 0.012
 _MARGIN_NEAR = 0.02
 _MARGIN_FAR = 0.05
 
@@ -52,6 +55,7 @@ _EXPONENT_BITS = 0x7FF0000000000000
 _MANTISSA_BITS = 0x000FFFFFFFFFFFFF
 _SMALLEST = (1023 - 450) << 52  # the exponent bits of 2**-450
 _NEAR_LO, _NEAR_HI = (1023 - 128) << 52, (1023 + 128) << 52
+_CLOSE_LO, _CLOSE_HI = (1023 - 16) << 52, (1023 + 16) << 52
 
 
 @functools.cache
@@ -92,20 +96,45 @@ def c_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
         b.icmp_unsigned("<", exponent, em.i64(_EXPONENT_BITS)),  # finite
     )
     not_power_of_two = b.icmp_unsigned("!=", b.and_(bits, em.i64(_MANTISSA_BITS)), em.i64(0))
-    near = b.and_(b.icmp_unsigned(">=", exponent, em.i64(_NEAR_LO)), b.icmp_unsigned("<", exponent, em.i64(_NEAR_HI)))
+
+    def within(lo: int, hi: int) -> ir.Value:
+        return b.and_(b.icmp_unsigned(">=", exponent, em.i64(lo)), b.icmp_unsigned("<", exponent, em.i64(hi)))
+
     # |residual| < (0.5 - margin) * ulp, with ulp = 2**E * 2**-52 and 2**E the
     # rounded value's exponent bits read as a double.
-    scale = b.select(near, em.f64((0.5 - _MARGIN_NEAR) * 2.0**-52), em.f64((0.5 - _MARGIN_FAR) * 2.0**-52))
+    def scale_of(margin: float) -> ir.Value:
+        return em.f64((0.5 - margin) * 2.0**-52)
+
+    scale = b.select(within(_CLOSE_LO, _CLOSE_HI), scale_of(_MARGIN_CLOSE),
+                     b.select(within(_NEAR_LO, _NEAR_HI), scale_of(_MARGIN_NEAR), scale_of(_MARGIN_FAR)))
     limit = b.fmul(b.bitcast(exponent, F64), scale)
     clear = b.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [residual]), limit)
     fast = b.and_(b.and_(normal, not_power_of_two), clear)
 
-    def call() -> ir.Value:
-        called = em.libm("pow", F64, [x, y])
-        set.add(called.attributes, f'"vector-function-abi-variant"="{_variants(em.module)}"')  # type: ignore[attr-defined]
-        return called
+    return settle(em, rounded, x, y, b.not_(fast))
 
-    return em.unless_rare(b.not_(fast), rounded, call, "pow")
+
+def settle(em: Emitter, rounded: ir.Value, x: ir.Value, y: ir.Value, slow: ir.Value) -> ir.Value:
+    """`rounded`, or pow(x, y) where `slow` holds (rarely), as a call of a function
+    LLVM sees only as pure until it has vectorized the loops: an unconditional call
+    with vector variants, so the vectorizer replaces it by one call per vector (one
+    test of its lanes, `_define_variant`) instead of a branch and a call per lane,
+    which kept every register of the loop spilled to the stack. Its scalar body is
+    defined (and inlined) after the vectorizer ran (`jit.define_late`)."""
+    from .jit import define_late
+
+    tag = _module_tag(em.module)
+    name = f"cb_pow_settle_{tag}"
+    fn = em.module.globals.get(name)
+    if fn is None:
+        fn = ir.Function(em.module, ir.FunctionType(F64, [F64, F64, F64, ir.IntType(1)]), name)
+        set.add(fn.attributes, "nounwind")
+        set.add(fn.attributes, "willreturn")
+        set.add(fn.attributes, "memory(none)")
+        define_late(em.module, lambda side: _define_scalar(side, name))
+    called = em.builder.call(fn, [rounded, x, y, slow])
+    set.add(called.attributes, f'"vector-function-abi-variant"="{_variants(em.module, name)}"')  # type: ignore[attr-defined]
+    return called
 
 
 def _double_double_power(em: Emitter, x: ir.Value, n: int) -> tuple[ir.Value, ir.Value]:
@@ -130,24 +159,23 @@ def _double_double_power(em: Emitter, x: ir.Value, n: int) -> tuple[ir.Value, ir
     return hi, lo
 
 
-#: Vector widths of the masked pow variants (`_variants`).
+#: Vector widths of the variants (`_variants`).
 _LANES = (2, 4, 8)
 
 
-def _variants(module: ir.Module) -> str:
-    """The masked vector variants of pow for LLVM's loop vectorizer (the VFABI names of
-    the call's "vector-function-abi-variant"), defined in `module`: each calls pow for
-    the lanes its mask holds. A loop whose pow calls are rare (the slow path above)
-    then vectorizes, the calls made lane by lane where needed; without a variant,
-    LLVM leaves any loop with a call in it scalar."""
+def _variants(module: ir.Module, scalar: str) -> str:
+    """The vector variants of `scalar` (the VFABI names of a call's
+    "vector-function-abi-variant"), defined in `module`: for each width, one without
+    a mask and one with (for a call the vectorizer finds under a condition)."""
     names = []
     for n in _LANES:
         # (externally visible, and so named once per module: unused internal functions
         # are gone before the vectorizer looks for them)
-        name = f"cb.pow.v{n}.{_module_tag(module)}"
-        names.append(f"_ZGV_LLVM_M{n}vv_pow({name})")
-        if module.globals.get(name) is None:
-            _define_variant(module, name, n)
+        for masked in (False, True):
+            name = f"{scalar}_v{n}{'m' if masked else ''}"
+            names.append(f"_ZGV_LLVM_{'M' if masked else 'N'}{n}vvvv_{scalar}({name})")
+            if module.globals.get(name) is None:
+                _define_variant(module, name, n, masked)
     return ",".join(names)
 
 
@@ -162,30 +190,66 @@ def _module_tag(module: ir.Module) -> int:
     return found
 
 
-def _define_variant(module: ir.Module, name: str, n: int) -> None:
+def _pow(module: ir.Module) -> ir.Function:
     from .ltypes import declare, math_function
 
-    vec = ir.VectorType(F64, n)
-    fn = ir.Function(module, ir.FunctionType(vec, [vec, vec, ir.VectorType(ir.IntType(1), n)]), name)
     pow_fn = declare(module, "pow", ir.FunctionType(F64, [F64, F64]))
     math_function(pow_fn)
-    fn.attributes.add("alwaysinline")  # (inlined where the vectorizer calls it: jit.py)
-    x, y, mask = fn.args
+    return pow_fn
+
+
+def _define_scalar(module: ir.Module, name: str) -> None:
+    """`settle`'s scalar body: a branch to pow, weighted as rare."""
+    fn = ir.Function(module, ir.FunctionType(F64, [F64, F64, F64, ir.IntType(1)]), name)
+    fn.attributes.add("alwaysinline")
+    rounded, x, y, slow = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    # A vector whose lanes all took the fast path calls nothing: one test.
-    lanes = fn.append_basic_block("lanes")
-    none, out = fn.append_basic_block("none"), x
-    b.cbranch(b.icmp_unsigned("!=", b.bitcast(mask, ir.IntType(n)), ir.Constant(ir.IntType(n), 0)), lanes, none).set_weights([1, 1 << 10])
+    call, done = fn.append_basic_block("call"), fn.append_basic_block("done")
+    b.cbranch(slow, call, done).set_weights([1, 1 << 10])
+    b.position_at_end(call)
+    b.ret(b.call(_pow(module), [x, y]))
+    b.position_at_end(done)
+    b.ret(rounded)
+
+
+def _define_variant(module: ir.Module, name: str, n: int, masked: bool) -> None:
+    """The variant `name` of width `n`: inlined where the vectorizer calls it, it
+    tests its lanes once and calls `_define_lanes`'s helper only when one needs pow."""
+    vec = ir.VectorType(F64, n)
+    flags = ir.VectorType(ir.IntType(1), n)
+    fn = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec, flags] + [flags] * masked), name)
+    fn.attributes.add("alwaysinline")  # (inlined where the vectorizer calls it: jit.py)
+    rounded, x, y, slow = fn.args[:4]
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    if masked:
+        slow = b.and_(slow, fn.args[4])
+    some, none = fn.append_basic_block("some"), fn.append_basic_block("none")
+    any_lane = b.icmp_unsigned("!=", b.bitcast(slow, ir.IntType(n)), ir.Constant(ir.IntType(n), 0))
+    b.cbranch(any_lane, some, none).set_weights([1, 1 << 10])
     b.position_at_end(none)
-    b.ret(x)
-    b.position_at_end(lanes)
+    b.ret(rounded)
+    b.position_at_end(some)
+    lanes = module.globals.get(f"{name}_lanes") or _define_lanes(module, f"{name}_lanes", n)
+    b.ret(b.call(lanes, [rounded, x, y, slow]))
+
+
+def _define_lanes(module: ir.Module, name: str, n: int) -> ir.Function:
+    """pow for each lane `slow` holds; the other lanes keep `rounded`. Out of line and
+    cold, so the loop's hot path holds one test and a call it almost never makes."""
+    vec = ir.VectorType(F64, n)
+    fn = ir.Function(module, ir.FunctionType(vec, [vec, vec, vec, ir.VectorType(ir.IntType(1), n)]), name)
+    fn.attributes.add("noinline")
+    fn.attributes.add("cold")
+    rounded, x, y, slow = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    out = rounded
     for k in range(n):
         lane = ir.Constant(ir.IntType(32), k)
         call, next_ = fn.append_basic_block(f"lane{k}"), fn.append_basic_block(f"after{k}")
         before = b.block
-        b.cbranch(b.extract_element(mask, lane), call, next_)
+        b.cbranch(b.extract_element(slow, lane), call, next_)
         b.position_at_end(call)
-        r = b.call(pow_fn, [b.extract_element(x, lane), b.extract_element(y, lane)])
+        r = b.call(_pow(module), [b.extract_element(x, lane), b.extract_element(y, lane)])
         with_r = b.insert_element(out, r, lane)
         b.branch(next_)
         b.position_at_end(next_)
@@ -194,3 +258,4 @@ def _define_variant(module: ir.Module, name: str, n: int) -> None:
         phi.add_incoming(with_r, call)
         out = phi
     b.ret(out)
+    return fn

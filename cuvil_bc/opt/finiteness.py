@@ -21,7 +21,7 @@ test is certain to see it: an infinity or a NaN survives ``+ - *``. This module
 decides, once per function, which op tests which values.
 
 * A *carrier* may hold a non-finite value that nothing has tested yet: an np.float64
-  ``+ - *`` (a source), a `source` given by the caller (a deferred ``math.sqrt``,
+  or ``float | np.float64`` ``+ - *`` (a source), a `source` given by the caller (a deferred ``math.sqrt``,
   `FloatTests.carries_math_error`), a Python float ``+ - *`` with a carrier operand, or a
   carrying phi.
 * A carrier op is *covered* when a test of it is certain to follow: an op of its own
@@ -50,7 +50,7 @@ from ..ir.function import BasicBlock, Function
 from ..ir.dominance import natural_loops
 from ..typing.infer import value_type
 from ..typing.primitives import Primitive, lookup
-from ..typing.types import FLOAT, NP_F64, NP_I64, NpScalar, Type, options
+from ..typing.types import FLOAT, NP_F64, NP_I64, NpScalar, Type, UnionType, options
 
 
 def numpy_float(t: Type | None) -> bool:
@@ -59,8 +59,15 @@ def numpy_float(t: Type | None) -> bool:
     return isinstance(t, NpScalar) and t.base == FLOAT
 
 
+def twin_float(t: Type | None) -> bool:
+    """A ``float | np.float64``: a reader's ``+ - *`` on it computes NumPy's value and
+    tests whichever the tag (lower/aggregates.twin_arithmetic), so it is a source of
+    untested values like an np.float64 op."""
+    return isinstance(t, UnionType) and set(t.options) == {FLOAT, NP_F64}
+
+
 def _arith(v: O.Value) -> bool:
-    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and (v.type == FLOAT or numpy_float(v.type))
+    return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and (v.type == FLOAT or numpy_float(v.type) or twin_float(v.type))
 
 
 class UntestedFloats:
@@ -106,7 +113,7 @@ class UntestedFloats:
             return self.source(v)
         if not _arith(v):
             return False
-        return numpy_float(v.type) or self.carrier(v.lhs) or self.carrier(v.rhs)  # type: ignore[attr-defined]
+        return numpy_float(v.type) or twin_float(v.type) or self.carrier(v.lhs) or self.carrier(v.rhs)  # type: ignore[attr-defined]
 
     def carrying(self, phi: O.Phi) -> bool:
         found = self._carrying.get(phi)
@@ -129,9 +136,12 @@ class UntestedFloats:
         """Every back edge brings a value derived from `phi` by ``+ - *``: non-finite
         whenever `phi` is."""
         body = self.loops[phi.block]  # type: ignore[index]
-        return all(self._derived(v, phi, set()) for b, v in phi.incoming if b in body)
+        return all(self._derived(v, phi, frozenset()) for b, v in phi.incoming if b in body)
 
-    def _derived(self, v: O.Value, root: O.Phi, phis: set[O.Phi]) -> bool:
+    def _derived(self, v: O.Value, root: O.Phi, phis: frozenset[O.Phi]) -> bool:
+        """Whether `v` is non-finite whenever `root` is. `phis`: those on the path
+        from the question to `v`, only (``g * g`` asks about the phi ``g`` twice, and
+        a set shared between the two questions answered the second one "a cycle")."""
         if v is root:
             return True
         if _arith(v):
@@ -141,8 +151,7 @@ class UntestedFloats:
         if isinstance(v, O.Phi):
             if v in phis:
                 return True  # a cycle of phis: derived if what enters it is
-            phis.add(v)
-            return all(self._derived(x, root, phis) for x in v.operands())
+            return all(self._derived(x, root, phis | {v}) for x in v.operands())
         return False
 
     def _exits(self, header: BasicBlock) -> list[BasicBlock] | None:
@@ -165,7 +174,7 @@ class UntestedFloats:
         exits = self._exits(header)  # type: ignore[arg-type]
         if exits is None:
             return False
-        leaving = [phi] + [op for op in header.ops if op is not phi and self._derived(op, phi, set())]  # type: ignore[union-attr]
+        leaving = [phi] + [op for op in header.ops if op is not phi and self._derived(op, phi, frozenset())]  # type: ignore[union-attr]
         return all(any(self._tested_along(v, header, e, record) for v in leaving) for e in exits)  # type: ignore[arg-type]
 
     # -- who tests what ---------------------------------------------------------------
@@ -308,7 +317,7 @@ class FloatTests:
         if not self.suspicion:
             return "precise"
         if not self.fn.writes:
-            return "none" if _chains(op) else "precise"
+            return "none" if _chains(op) or (_arith(op) and twin_float(op.type)) else "precise"
         if absorbed:
             return "none"
         if not (_chains(op) or _divides(op)):
