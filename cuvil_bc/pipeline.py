@@ -138,11 +138,15 @@ def _clean_typed(w: Work, d: Driver) -> None:
 
 
 def _speculate(w: Work, d: Driver) -> None:
-    from .opt import speculate
+    from .opt import cse, ifconvert, speculate
     from .typing.facts import TYPED
 
     assert w.fn is not None
-    if d.speculates(w) and speculate.run(w.fn):
+    changed = cse.run(w.fn)
+    if d.speculates(w):
+        changed = speculate.run(w.fn) | changed
+        changed = ifconvert.run(w.fn) | changed
+    if changed:
         optimize(w.fn, TYPED, verify_each=d.verify_each)
 
 

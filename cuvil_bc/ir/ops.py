@@ -142,6 +142,17 @@ class Truth(_Operands):
         self.value = value
 
 
+class Select(_Operands):
+    """``if_true if cond else if_false`` without a branch: both values are already
+    computed, `cond` is a bool (opt/ifconvert.py makes it from a phi whose arms held
+    nothing that could not run on both paths)."""
+
+    slots = ("cond", "if_true", "if_false")
+
+    def __init__(self, cond: Value, if_true: Value, if_false: Value) -> None:
+        self.cond, self.if_true, self.if_false = cond, if_true, if_false
+
+
 class LoadGlobal(Op):
     """Look up a global (then builtin) name; the specialiser replaces it by a constant."""
 

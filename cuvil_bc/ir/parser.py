@@ -194,6 +194,11 @@ class _Parser:
             return O.UnaryOp(sym, v(operand))
         if word == "truth":
             return O.Truth(v(rest))
+        if word == "select":
+            cond, found, arms = _partition_op(rest, " ? ")
+            if_true, found2, if_false = _partition_op(arms, " : ")
+            if found and found2:
+                return O.Select(v(cond), v(if_true), v(if_false))
         if word == "global":
             return O.LoadGlobal(rest)
         if word == "getattr":

@@ -71,6 +71,8 @@ def op_text(op: O.Op, name: Namer) -> str:
         return f"compare {name(op.lhs)} {op.op} {name(op.rhs)}"
     if isinstance(op, O.Truth):
         return f"truth {name(op.value)}"
+    if isinstance(op, O.Select):
+        return f"select {name(op.cond)} ? {name(op.if_true)} : {name(op.if_false)}"
     if isinstance(op, O.LoadGlobal):
         return f"global {op.name}"
     if isinstance(op, O.LoadAttr):

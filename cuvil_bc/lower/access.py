@@ -161,8 +161,13 @@ class ArrayAccess:
                 (p, o1), (q, o2) = arith("smul", x[0], y[0]), arith("smul", x[1], y[1])
                 lo, hi = b.select(b.icmp_signed("<", p, q), p, q), b.select(b.icmp_signed("<", p, q), q, p)
             out = (lo, hi, either(x[2], y[2], o1, o2))
-        elif isinstance(v, O.Phi):  # the hull of its incoming values' intervals
-            ends = [self._incoming(v, pred, x, loop, known) for pred, x in v.incoming]
+        elif isinstance(v, (O.Phi, O.Select)):  # the hull of its incoming values' intervals
+            facts = self.bounds.branch_facts
+            if isinstance(v, O.Phi):
+                pairs = [(x, facts.edge_facts(pred, v.block)) for pred, x in v.incoming]
+            else:
+                pairs = [(v.if_true, facts.select_facts(v, True)), (v.if_false, facts.select_facts(v, False))]
+            ends = [self._narrowed(x, given, loop, known) for x, given in pairs]
             lo, hi = ends[0][0], ends[0][1]
             for e in ends[1:]:
                 lo = b.select(b.icmp_signed("<", e[0], lo), e[0], lo)
@@ -182,14 +187,14 @@ class ArrayAccess:
         pair = self.em.intrinsic(f"llvm.{name}.with.overflow.i64", ir.LiteralStructType([I64, ir.IntType(1)]), [x, y])
         return self.em.builder.extract_value(pair, 0), self.em.builder.extract_value(pair, 1)
 
-    def _incoming(self, phi: O.Phi, pred: BasicBlock, x: O.Value, loop: frozenset, known: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
-        """The interval of `phi`'s value `x` from `pred`, narrowed by the comparisons
-        known on that edge: ``j - 1`` where ``j > 0`` lies in ``[0, m - 2]``."""
+    def _narrowed(self, x: O.Value, given: list[tuple[str, O.Value, O.Value]], loop: frozenset, known: dict) -> tuple[ir.Value, ir.Value, ir.Value]:  # type: ignore[type-arg]
+        """The interval of a phi's value `x` from one edge (a select's), narrowed by
+        the comparisons `given` there: ``j - 1`` where ``j > 0`` lies in ``[0, m - 2]``."""
         em, b = self.em, self.em.builder
         narrowed = dict(known)
         flags = []
         depends = computed_from(x)
-        for op, lhs, rhs in self.bounds.branch_facts.edge_facts(pred, phi.block):
+        for op, lhs, rhs in given:
             for op, lhs, rhs in ((op, lhs, rhs), (SWAPPED[op], rhs, lhs)):
                 if lhs not in depends or not span_form(rhs, loop, self.bounds.headers):
                     continue

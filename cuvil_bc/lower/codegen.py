@@ -310,6 +310,12 @@ class FunctionLowering:
         operands = aggregates.weak_twins(em, operands)
         return em.split(operands, t, lambda vs: (compare(em, op.op, vs[0], vs[1]), compare_type(op.op, vs[0][1], vs[1][1])), branchless=True)
 
+    def select(self, op: O.Select, operands: list[Typed], t: Type) -> ir.Value:
+        (cond, ct), (a, at), (c, ctype) = operands
+        assert ct == BOOL, ct
+        em = self.em
+        return em.select_leaves(cond, em.coerce(a, at, t), em.coerce(c, ctype, t))
+
     def truth(self, op: O.Truth, operands: list[Typed], t: Type) -> ir.Value:
         return self.em.split(operands, t, lambda vs: (truth(self.em, vs[0]), BOOL), branchless=True)
 
@@ -442,6 +448,7 @@ _OPS: dict[type, Callable[[FunctionLowering, O.Op, list[Typed], Type], ir.Value]
     O.UnaryOp: FunctionLowering.unary,  # type: ignore[dict-item]
     O.Compare: FunctionLowering.compare,  # type: ignore[dict-item]
     O.Truth: FunctionLowering.truth,  # type: ignore[dict-item]
+    O.Select: FunctionLowering.select,  # type: ignore[dict-item]
     O.BuildTuple: FunctionLowering.build_tuple,  # type: ignore[dict-item]
     O.Unpack: FunctionLowering.unpack,  # type: ignore[dict-item]
     O.TupleGet: FunctionLowering.tuple_get,  # type: ignore[dict-item]

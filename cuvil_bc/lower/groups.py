@@ -135,12 +135,20 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
                 continue
             if isinstance(op, O.Subscript):
                 vectors[op] = b.load(address(op), align=1)
+            elif isinstance(op, O.Compare) and op in plan.arith:
+                vectors[op] = _compare(b, op.op, operand(op.lhs), operand(op.rhs))
+            elif isinstance(op, O.Truth) and op in plan.arith:
+                vectors[op] = vectors[op.value]
+            elif isinstance(op, O.Select) and op in plan.arith:
+                vectors[op] = b.select(vectors[op.cond], operand(op.if_true), operand(op.if_false))
+                if not all(_passed_on(u, op, plan) for u in lw.users(op)):
+                    tested.append(vectors[op])
             elif op in plan.arith:
                 assert isinstance(op, O.BinOp)
                 one = op.type == F32_TYPE
                 vectors[op] = {"+": b.fadd, "-": b.fsub, "*": b.fmul}[op.op](operand(op.lhs, one), operand(op.rhs, one))
                 users = lw.users(op)
-                if not users or any(u not in plan.arith and u is not plan.store for u in users):
+                if not users or not all(_passed_on(u, op, plan) for u in users):
                     tested.append(vectors[op])  # its value does not only flow on to a test
             elif op is plan.store:
                 target = address(op)
@@ -191,3 +199,22 @@ def emit_groups(lw: LoopLowering, plan: VectorPlan, header: BasicBlock, state: i
         lw.unbind(op)  # (the ordinary loop's lowering gives it its own value)
     b.branch(lw.block_of(header))
     b.position_at_end(done)
+
+
+def _compare(b: ir.IRBuilder, op: str, x: ir.Value, y: ir.Value) -> ir.Value:
+    """A Python comparison of doubles, lane by lane: false with a NaN, but ``!=``."""
+    return b.fcmp_unordered(op, x, y) if op == "!=" else b.fcmp_ordered(op, x, y)
+
+
+def _passed_on(user: O.Op, v: O.Op, plan: VectorPlan) -> bool:
+    """Whether `user` carries a non-finite `v` on to a value the group tests: a float
+    op or the store does; a select only where it picks `v`, which is enough only for
+    an arm's op (speculative: CPython computes it only where it is picked); a
+    comparison does not (its bool is finite)."""
+    if user is plan.store:
+        return True
+    if user not in plan.arith:
+        return False
+    if isinstance(user, O.BinOp):
+        return True
+    return isinstance(user, O.Select) and v is not user.cond and v.speculative

@@ -208,8 +208,8 @@ def cannot_overflow(op: O.BinOp) -> bool:
 
 def counts_by_one(op: O.BinOp) -> bool:
     """Whether ``x + 1`` (``x - 1``, or ``x + b`` for a bool b) steps a counter: `x` is
-    a phi whose values are only small constants, phis of the same kind, and such
-    steps of such values (``count = 0`` ... ``count += 1``, ``count += x[i] > t``).
+    a phi whose values are only small constants, phis and selects of the same kind,
+    and such steps of such values (``count = 0`` ... ``count += 1``, ``count += x[i] > t``).
     Starting within 2**32 of zero, such a counter reaches the int64 limits only after
     more than 2**62 executed steps, centuries of computing, so the step needs no
     overflow test."""
@@ -227,6 +227,8 @@ def counts_by_one(op: O.BinOp) -> bool:
                 return False
         elif isinstance(v, O.Phi):
             work.extend(v.operands())
+        elif isinstance(v, O.Select):  # (a converted ``if count_it: count += 1``)
+            work.extend((v.if_true, v.if_false))
         elif isinstance(v, O.BinOp) and _counter_step(v):
             work.append(v.lhs)
         else:
@@ -338,6 +340,16 @@ class BranchFacts:
                 out.append((op if term.if_true is block else _NEGATED[op], lhs, rhs))
         return out
 
+    def select_facts(self, select: O.Select, picked: bool) -> list[tuple[str, O.Value, O.Value]]:
+        """The comparisons known true where `select` picks its first value (`picked`)
+        or its second: its block's, and its condition's (as a branch's edge)."""
+        out = list(self.facts(select.block))
+        fact = _comparison(select.cond)
+        if fact is not None:
+            op, lhs, rhs = fact
+            out.append((op if picked else _NEGATED[op], lhs, rhs))
+        return out
+
     def restricted_in(self, block: object, loop: set, index: O.Value) -> bool:  # type: ignore[type-arg]
         """Whether a branch in `loop` taken to reach `block` compares a value that
         `index` is computed from (``if i >= k: a[i - k]``): then the branch may keep
@@ -433,14 +445,16 @@ def range_of(item: O.Value) -> tuple[O.Value, O.Value, O.Value] | None:
 
 
 def computed_from(v: O.Value, seen: frozenset = frozenset()) -> set[O.Value]:  # type: ignore[type-arg]
-    """The values that `v` is computed from by ``+ - *``, min/max and phis (itself if
-    none)."""
+    """The values that `v` is computed from by ``+ - *``, min/max, phis and selects
+    (itself if none)."""
     if v in seen:
         return set()
     if isinstance(v, O.BinOp) and v.op in ("+", "-", "*"):
         return computed_from(v.lhs, seen) | computed_from(v.rhs, seen)
     if is_min_max(v) or isinstance(v, O.Phi):
         return {v}.union(*(computed_from(a, seen | {v}) for a in v.operands()))
+    if isinstance(v, O.Select):
+        return {v}.union(*(computed_from(a, seen | {v}) for a in (v.if_true, v.if_false)))
     return set() if isinstance(v, O.Const) else {v}
 
 
@@ -457,9 +471,10 @@ def span_form(v: O.Value, loop: set, headers: set) -> bool:  # type: ignore[type
     `loop` from values set before it: `v` is an int set before the loop, or a
     constant, or a range item, ``+ - *`` (by a constant), ``min``/``max`` of such
     values, or a phi of them in a block that is no loop's header (``j - 1 if j > 0
-    else m - 1``). (Interval arithmetic: each operand anywhere in its interval; a
-    range item lies between its start and its stop, whichever way it steps; a phi's
-    incoming value under the comparisons its edge takes: `BranchFacts.edge_facts`.)"""
+    else m - 1``), or a select of them. (Interval arithmetic: each operand anywhere
+    in its interval; a range item lies between its start and its stop, whichever way
+    it steps; a phi's incoming value under the comparisons its edge takes:
+    `BranchFacts.edge_facts`, a select's under its condition: `select_facts`.)"""
     if _const_int(v) is not None:
         return True
     if not (isinstance(v, O.Op) and v.block in loop):
@@ -473,6 +488,8 @@ def span_form(v: O.Value, loop: set, headers: set) -> bool:  # type: ignore[type
         return any(_const_int(x) is not None and span_form(y, loop, headers) for x, y in ((v.lhs, v.rhs), (v.rhs, v.lhs)))
     if isinstance(v, O.Phi):
         return _exact_int(v) and v.block not in headers and all(span_form(x, loop, headers) for x in v.operands())
+    if isinstance(v, O.Select):  # (a phi that opt/ifconvert.py converted)
+        return _exact_int(v) and span_form(v.if_true, loop, headers) and span_form(v.if_false, loop, headers)
     return is_min_max(v) and all(span_form(a, loop, headers) for a in v.args)  # type: ignore[attr-defined]
 
 

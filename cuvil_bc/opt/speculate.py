@@ -32,13 +32,15 @@ from ..typing.types import BOOL, FLOAT, INT
 #: added to the path that did not need it.
 MAX_OPS = 4
 
-_SCALARS = (INT, FLOAT, BOOL)
+SCALARS = (INT, FLOAT, BOOL)
 
 
-def _cheap(op: O.Op) -> bool:
-    if op.type not in _SCALARS:
+def cheap(op: O.Op) -> bool:
+    """Whether `op` may run where CPython would not have run it: a cheap op on ints,
+    floats and bools whose only guard is an overflow check (opt/ifconvert.py, too)."""
+    if op.type not in SCALARS:
         return False
-    if not all(value_type(v) in _SCALARS for v in op.operands()):
+    if not all(value_type(v) in SCALARS for v in op.operands()):
         return False
     if isinstance(op, O.BinOp):
         return binary(op.op).cheap or (op.op == ">>" and isinstance(op.rhs, O.Const) and isinstance(op.rhs.value, int) and 0 <= op.rhs.value < 64)
@@ -62,7 +64,7 @@ def _hoistable(arm: BasicBlock, head: BasicBlock, preds: dict[BasicBlock, list[B
         and preds.get(arm) == [head]
         and isinstance(arm.terminator, O.Jump)
         and 0 < len(body) <= MAX_OPS
-        and all(_cheap(op) for op in body)
+        and all(cheap(op) for op in body)
     )
 
 

@@ -23,13 +23,13 @@ from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
-from ..typing.types import FLOAT, INT, NP_F64, RANGE_ITER, ArrayType, NpScalar, holds_array
+from ..typing.types import BOOL, FLOAT, INT, NP_BOOL, NP_F64, RANGE_ITER, ArrayType, NpScalar, UnionType, holds_array
 from .finiteness import numpy_float
 
 #: The most ops a buffered strip's body may have (it is unrolled completely).
 SHORT_BODY_OPS = 40
 
-_OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
+_OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.Select, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
 
 
 @dataclass(frozen=True)
@@ -84,8 +84,15 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
     phis = set(header.phis())
     if any(holds_array(phi.type) for phi in phis):
         return None
-    if not any(_depends_on(phi.value_for(body), phis, body) for phi in phis):
+    if _reads_earlier_stores(body, item):
+        return None
+    recurrences = [phi for phi in phis if _depends_on(phi.value_for(body), phis, body)]
+    if not recurrences:
         return StripPlan(body, vector=vector_plan(body, header), moving=moving_stores(body))
+    if all(_counter(phi, body) for phi in recurrences):
+        # ``if x[i] > t: n += 1``: a count LLVM vectorizes as a reduction in a
+        # logged strip (a failed one starts again from the count before it).
+        return StripPlan(body, moving=moving_stores(body))
     # A recurrence (``acc += a[i]``) does not vectorize: it runs in short buffered
     # strips, if no array is both read and written in the body (a read must not miss
     # a store still waiting in the buffer; other arrays are tested at run time).
@@ -94,6 +101,115 @@ def strip_body(fn: Function, header: BasicBlock, preds: dict[BasicBlock, list[Ba
     if set(reads) & set(writes) or len(body.ops) > SHORT_BODY_OPS:
         return None
     return StripPlan(body, buffered=True, absorbed=absorbed_ops(header, body), reads=reads, writes=writes)
+
+
+def _offset(index: O.Value, item: O.Value) -> int | None:
+    """c where `index` is ``item + c`` (``item - c``: -c, `item` itself: 0), else None."""
+    if index is item:
+        return 0
+    if index_step(index, item):
+        c = index.rhs.value  # type: ignore[attr-defined]
+        return c if index.op == "+" else -c  # type: ignore[attr-defined,no-any-return]
+    return None
+
+
+def _reads_earlier_stores(body: BasicBlock, item: O.Value) -> bool:
+    """Whether the body reads back, through a short chain of ops, an element that an
+    earlier iteration stored (``acc[i, j] = c[i, j] + min(acc[i - 1, j], acc[i, j -
+    1])``): a recurrence through memory, which cannot vectorize. The ordinary loop
+    gets the stored value forwarded to the next iteration in a register (LLVM's loop
+    load elimination); a strip's undo-log stores keep LLVM from it, and each
+    iteration waits for a store and a load: dynamic-programming tables ran 3x slower
+    in strips. Where the chain holds a division or a call (a Thomas solve), its
+    latency dwarfs the memory's, and the strip's branch-free guards pay: those keep
+    their strips. Only reads of the stored row count (the indices but the last the
+    same values)."""
+    from .bounds import same_value
+
+    stores = [op for op in body.ops if isinstance(op, O.StoreItem)]
+    for load in body.ops:
+        if not isinstance(load, O.Subscript):
+            continue
+        for store in stores:
+            if store.obj is not load.obj or _same_element(load, store):
+                continue
+            mine, theirs = indices(load), indices(store)
+            if len(mine) != len(theirs) or not all(same_value(a, b) for a, b in zip(mine[:-1], theirs[:-1])):
+                continue
+            read, stored = _offset(mine[-1], item), _offset(theirs[-1], item)
+            if read is not None and stored is not None and read < stored and not _slow_chain(load, store, body):
+                return True
+    return False
+
+
+def scalar_only(body: BasicBlock) -> bool:
+    """Whether the body holds what LLVM's vectorizer cannot vectorize: a power with an
+    exponent that is no constant (one pow call per element), or an array read at an
+    index computed from a float or from another read (``img[y0, int(x)]``: a gather
+    of data-dependent addresses). opt/ifconvert.py converts an ``if`` only where the
+    strip it opens vectorizes: converted, a bilinear resampling ran 20-30% slower in
+    strips (and a binomial tree's step 15%)."""
+    item = next((op for op in body.ops if isinstance(op, O.IterValue)), None)
+    for op in body.ops:
+        if isinstance(op, O.BinOp) and op.op == "**" and not isinstance(op.rhs, O.Const):
+            return True
+        if isinstance(op, (O.Subscript, O.StoreItem)) and any(_data_dependent(ix, item, body) for ix in indices(op)):
+            return True
+    return False
+
+
+def _data_dependent(v: O.Value, item: O.Value | None, body: BasicBlock) -> bool:
+    """Whether the int `v` is computed in `body` from a float or an array read."""
+    seen: set[int] = set()
+    stack = [v]
+    while stack:
+        x = stack.pop()
+        if not isinstance(x, O.Op) or x.block is not body or id(x) in seen or x is item:
+            continue
+        seen.add(id(x))
+        if isinstance(x, O.Subscript) or any(value_type(a) in _FLOATS or value_type(a) == F32 for a in x.operands()):
+            return True
+        stack.extend(x.operands())
+    return False
+
+
+def _long_latency(op: O.Op) -> bool:
+    """A division, a modulo, a power, or a call of anything but min, max and abs."""
+    if isinstance(op, O.BinOp):
+        return op.op in ("/", "//", "%", "**")
+    return isinstance(op, O.Call) and not (isinstance(op.func, O.Const) and op.func.value in (min, max, abs))
+
+
+def _slow_chain(load: O.Subscript, store: O.StoreItem, body: BasicBlock) -> bool:
+    """Whether a long-latency op lies between `load` and the value `store` stores."""
+    reached: set[O.Value] = {load}
+    for op in body.ops[: body.ops.index(store)]:
+        if any(v in reached for v in op.operands()):
+            reached.add(op)
+    feeding: set[O.Value] = set()
+    stack = [store.value]
+    while stack:
+        v = stack.pop()
+        if v in feeding or v not in reached:
+            continue
+        feeding.add(v)
+        stack.extend(v.operands())  # type: ignore[attr-defined]
+    return any(isinstance(v, O.Op) and _long_latency(v) for v in feeding)
+
+
+def _counter(phi: O.Phi, body: BasicBlock) -> bool:
+    """Whether the int `phi` only counts: its next value is itself, stepped by one or
+    by a bool (`bounds.counts_by_one`: no overflow test), or a select of such values."""
+    from .bounds import counts_by_one
+
+    def steps(v: O.Value) -> bool:
+        if v is phi:
+            return True
+        if isinstance(v, O.Select) and v.block is body:
+            return steps(v.if_true) and steps(v.if_false)
+        return isinstance(v, O.BinOp) and v.block is body and counts_by_one(v) and steps(v.lhs)
+
+    return value_type(phi) == INT and steps(phi.value_for(body))
 
 
 def absorbed_ops(header: BasicBlock, body: BasicBlock) -> frozenset[O.Op]:
@@ -200,7 +316,8 @@ class VectorPlan:
     store's own array is read, if at all, only at the element stored)."""
 
     loads: tuple[O.Subscript, ...]
-    arith: tuple[O.BinOp, ...]
+    #: float ``+ - *``, and comparisons, their truth and selects (a converted ``if``)
+    arith: tuple[O.Op, ...]
     store: O.StoreItem
     reads: tuple[O.Value, ...]
     #: loads and float ops that are locals (``lap = ...``): after the groups, the
@@ -215,7 +332,7 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
     if item is None:
         return None
     loads: list[O.Subscript] = []
-    arith: list[O.BinOp] = []
+    arith: list[O.Op] = []
     stores: list[O.StoreItem] = []
     vector: set[O.Value] = set()  # values that differ from lane to lane
     # Locals the body sets (their header phis) change from one iteration to the next:
@@ -242,6 +359,21 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
                 return None
             arith.append(op)
             vector.add(op)
+        elif isinstance(op, O.Compare) and op.op in VECTOR_COMPARES and op.type in (BOOL, NP_BOOL):
+            # (doubles only: NumPy compares an np.float32 with a Python number in
+            # float32, after a cast that may warn)
+            if not all(_float_operand(v, vector, body) and v not in varying and value_type(v) != F32 for v in (op.lhs, op.rhs)):
+                return None
+            arith.append(op)
+            vector.add(op)
+        elif isinstance(op, O.Truth) and op.value in vector and value_type(op.value) in (BOOL, NP_BOOL):
+            arith.append(op)
+            vector.add(op)
+        elif isinstance(op, O.Select) and op.cond in vector and _twin_or_float(op.type):
+            if not all(_float_operand(v, vector, body) and v not in varying for v in (op.if_true, op.if_false)):
+                return None
+            arith.append(op)
+            vector.add(op)
         elif isinstance(op, O.StoreItem):
             single = isinstance(t := value_type(op.obj), ArrayType) and t.dtype == "float32"
             if not _element_access(op, item, body) or not _float_operand(op.value, vector, body, single) or op.value in varying:
@@ -257,7 +389,7 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
     for phi in header.phis():
         incoming = phi.value_for(body)
         if isinstance(incoming, O.Op) and incoming.block is body and incoming is not item:
-            if incoming not in vector:
+            if incoming not in vector or value_type(incoming) not in _FLOATS:
                 return None  # an int local set in the body (``k = i - 1``): lane 0's only
             lasts.append(incoming)
     store = stores[0]
@@ -269,6 +401,16 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
         return None
     reads = tuple(dict.fromkeys(op.obj for op in loads if op.obj is not store.obj))
     return VectorPlan(tuple(loads), tuple(arith), store, reads, tuple(dict.fromkeys(lasts)))
+
+
+#: The comparisons a group computes lane by lane (as ordered or unordered IEEE
+#: compares: NaN is unequal to everything, and less than nothing).
+VECTOR_COMPARES = ("<", "<=", ">", ">=", "==", "!=")
+
+
+def _twin_or_float(t: object) -> bool:
+    """A float, an np.float64, or either (a select of the two): a double in a group."""
+    return t in _FLOATS or (isinstance(t, UnionType) and set(t.options) <= set(_FLOATS))
 
 
 def _same_element(load: O.Subscript, store: O.StoreItem) -> bool:
@@ -314,7 +456,8 @@ def _float_operand(v: O.Value, vector: set[O.Value], body: BasicBlock, single: b
     computed before the loop; of a float32 (`single`) op, one that float32 holds
     exactly or rounds to without overflow, as NumPy converts it."""
     if v in vector:
-        return not single or value_type(v) == F32
+        t = value_type(v)
+        return t == F32 if single else (_twin_or_float(t) or t == F32)  # (not a comparison's bool)
     if isinstance(v, O.Const) and type(v.value) in (int, float, bool):
         if type(v.value) is float:
             return not single or abs(v.value) <= _FLOAT32_MAX

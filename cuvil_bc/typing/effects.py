@@ -41,7 +41,7 @@ def _converts_huge(op: O.BinOp) -> bool:
 def may_raise(op: O.Op) -> bool:
     if isinstance(op, O.Narrow) and op.is_none is None:
         return op.value.type is None or UNDEF in options(op.value.type)  # UnboundLocalError
-    if isinstance(op, (O.BuildTuple, O.Phi, O.IterValue, O.Narrow)):
+    if isinstance(op, (O.BuildTuple, O.Phi, O.Select, O.IterValue, O.Narrow)):
         return False
     if isinstance(op, O.TupleGet):
         return op.tup.type is None  # once typed, the tuple's length is known

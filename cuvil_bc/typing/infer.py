@@ -110,6 +110,8 @@ class Inferencer:
         ts = [value_type(v) for v in op.operands()]
         if isinstance(op, O.Phi):
             return union_of(ts)
+        if isinstance(op, O.Select):
+            return union_of(ts[1:])
         if isinstance(op, O.BinOp):
             rc = op.rhs.value if isinstance(op.rhs, O.Const) else None
             return _split(ts, lambda a, b: rules.binop_type(op.op, a, b, rc))
