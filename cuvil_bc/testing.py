@@ -91,6 +91,29 @@ def run(fn: Callable[..., Any], args: tuple[Any, ...]) -> tuple[str, Any, tuple[
     return run_with_warnings(fn, args)[:3]  # type: ignore[return-value]
 
 
+def _clear_errno() -> None:
+    """Set C's errno to 0 before a run. CPython 3.12's ``abs()`` of a complex with a
+    NaN part returns without setting errno and then tests it: an ERANGE left by an
+    earlier call (an overflowing ``**``, in CPython or in native code) makes it raise
+    OverflowError("absolute value too large"), so the same call's outcome depended on
+    what ran before it (a hypothesis FlakyFailure in CI). Both runs start from errno
+    0, the state a fresh process has. (glibc's thread-local errno; elsewhere a no-op.)"""
+    global _ERRNO_LOCATION
+    import ctypes
+
+    if _ERRNO_LOCATION is None:
+        try:
+            _ERRNO_LOCATION = ctypes.CDLL(None).__errno_location
+            _ERRNO_LOCATION.restype = ctypes.c_void_p
+        except (AttributeError, OSError):
+            _ERRNO_LOCATION = False
+    if _ERRNO_LOCATION:
+        ctypes.c_int.from_address(_ERRNO_LOCATION()).value = 0
+
+
+_ERRNO_LOCATION: Any = None
+
+
 def run_with_warnings(
     fn: Callable[..., Any], args: tuple[Any, ...], *, fresh: bool = True, strict: bool = False
 ) -> tuple[str, Any, tuple[Any, ...], list[tuple[type, str]]]:
@@ -104,6 +127,7 @@ def run_with_warnings(
         args = _fresh(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("error" if strict else "always")
+        _clear_errno()
         try:
             outcome: tuple[str, Any] = ("ok", fn(*args))
         except Exception as e:  # noqa: BLE001 - the exception is the result being compared

@@ -162,11 +162,26 @@ _VARIANTS = "vector-function-abi-variant"
 
 
 def _inline_variants(mod: llvm.ModuleRef, pb: llvm.PassBuilder) -> None:
+    """Inline the variants the vectorizer called (and `define_late`'s bodies), then
+    drop those no code calls any more: they were only kept visible for the
+    vectorizer, and each would cost machine code (a square's module carried a
+    dozen)."""
     mpm = llvm.create_new_module_pass_manager()
     mpm.add_always_inliner_pass()
     mpm.add_simplify_cfg_pass()
     mpm.add_instruction_combine_pass()
     mpm.run(mod, pb)
+    for fn in mod.functions:
+        if not fn.is_declaration and fn.name.startswith(INLINED_PREFIX):
+            fn.linkage = "internal"
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_global_dead_code_eliminate_pass()
+    mpm.run(mod, pb)
+
+
+#: The names of functions that exist only to be inlined after the pipeline (and
+#: their out-of-line helpers): powers.py's.
+INLINED_PREFIX = "cb_pow_settle_"
 
 
 #: The loop metadata of a buffered strip (lower/strips.py), which asks LLVM to unroll

@@ -121,10 +121,10 @@ def settle(em: Emitter, rounded: ir.Value, x: ir.Value, y: ir.Value, slow: ir.Va
     test of its lanes, `_define_variant`) instead of a branch and a call per lane,
     which kept every register of the loop spilled to the stack. Its scalar body is
     defined (and inlined) after the vectorizer ran (`jit.define_late`)."""
-    from .jit import define_late
+    from .jit import INLINED_PREFIX, define_late
 
     tag = _module_tag(em.module)
-    name = f"cb_pow_settle_{tag}"
+    name = f"{INLINED_PREFIX}{tag}"
     fn = em.module.globals.get(name)
     if fn is None:
         fn = ir.Function(em.module, ir.FunctionType(F64, [F64, F64, F64, ir.IntType(1)]), name)

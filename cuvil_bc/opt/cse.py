@@ -29,7 +29,7 @@ from ..ir.dominance import dominance
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
-from ..typing.types import ArrayType
+from ..typing.types import ArrayType, holds_array
 
 
 def _writes(op: O.Op) -> bool:
@@ -114,8 +114,8 @@ _PURE = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.Select)  # (not tuples: each 
 def _key(op: O.Op) -> tuple[object, ...] | None:
     """What `op` computes, for ops that compute nothing else: its kind, its operator
     and its operands (constants by type and bits: `_bits`)."""
-    if not isinstance(op, _PURE) or op.type is None:
-        return None
+    if not isinstance(op, _PURE) or op.type is None or holds_array(op.type):
+        return None  # (an op that made an array would make a new object each time)
     parts: list[object] = [type(op), getattr(op, "op", None), op.type]
     for v in op.operands():
         parts.append(("const", type(v.value), _bits(v.value)) if isinstance(v, O.Const) else id(v))
