@@ -417,6 +417,13 @@ def same_value(a: O.Value, b: O.Value) -> bool:
     )
 
 
+def same_element(a: "O.Subscript | O.StoreItem", b: "O.Subscript | O.StoreItem") -> bool:
+    """Whether two accesses' indices are the same ints (`same_value`, index by index):
+    the same element of the same array, if their arrays are one."""
+    x, y = O.index_items(a), O.index_items(b)
+    return len(x) == len(y) and all(same_value(u, v) for u, v in zip(x, y))
+
+
 @dataclass(frozen=True)
 class Span:
     """An entry test of an index from the interval of its values (`span_form`): the

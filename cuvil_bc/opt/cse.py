@@ -30,6 +30,7 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
 from ..typing.types import ArrayType, holds_array
+from .bounds import same_element
 
 
 def _writes(op: O.Op) -> bool:
@@ -43,16 +44,6 @@ def _writes(op: O.Op) -> bool:
 
 def _element_read(op: O.Op) -> bool:
     return isinstance(op, O.Subscript) and isinstance(value_type(op.obj), ArrayType) and not isinstance(op.type, ArrayType)
-
-
-def same_index(a: O.Value, b: O.Value) -> bool:
-    """Whether two subscripts' indices are the same values."""
-    if a is b:
-        return True
-    return (
-        isinstance(a, O.BuildTuple) and isinstance(b, O.BuildTuple) and len(a.items) == len(b.items)
-        and all(x is y for x, y in zip(a.items, b.items))
-    )
 
 
 def _between(first: BasicBlock, last: BasicBlock, preds: dict[BasicBlock, list[BasicBlock]]) -> set[BasicBlock]:
@@ -160,7 +151,7 @@ def run(fn: Function) -> bool:
             found = next(
                 (
                     r for r in reads
-                    if r.obj is op.obj and same_index(r.index, op.index) and r.type == op.type  # type: ignore[attr-defined]
+                    if r.obj is op.obj and same_element(r, op) and r.type == op.type  # type: ignore[attr-defined]
                     and (r.block is block or dominates(r.block, block)) and _clear(r, op, preds)
                 ),
                 None,

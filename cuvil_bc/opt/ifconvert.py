@@ -28,7 +28,7 @@ from ..ir.dominance import natural_loops
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.types import BOOL, FLOAT, NP_BOOL, NP_F64, RANGE_ITER, NpScalar, holds_array, union_of
-from .cse import same_index
+from .bounds import same_element
 from .speculate import SCALARS, cheap
 from .strip_plans import scalar_only, strip_body
 
@@ -37,7 +37,9 @@ MAX_OPS = 6
 
 
 def _numpy_test(op: O.Op) -> bool:
-    """A comparison or truth test of NumPy scalars (with Python numbers): no guard."""
+    """A comparison or truth test of NumPy scalars (with Python numbers). Its only
+    guard, where it has one (an np.float32 compared with a Python float that float32
+    cannot hold warns of the cast), deopts as speculative like every hoisted op's."""
     if op.type not in (BOOL, NP_BOOL):
         return False
     if not all(isinstance(value_type(v), NpScalar) or value_type(v) in SCALARS for v in op.operands()):
@@ -81,7 +83,7 @@ def _stores(arms: dict[BasicBlock, list[O.Op] | None]) -> tuple[O.StoreItem, O.S
     if ends == [None, None]:
         return None
     first, second = ends
-    if first is None or second is None or first.obj is not second.obj or not same_index(first.index, second.index):
+    if first is None or second is None or first.obj is not second.obj or not same_element(first, second):
         return False
     return first, second
 

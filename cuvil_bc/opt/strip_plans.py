@@ -24,6 +24,7 @@ from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
 from ..typing.types import BOOL, FLOAT, INT, NP_BOOL, NP_F64, RANGE_ITER, ArrayType, NpScalar, UnionType, holds_array
+from .bounds import same_element
 from .finiteness import numpy_float
 
 #: The most ops a buffered strip's body may have (it is unrolled completely).
@@ -131,7 +132,7 @@ def _reads_earlier_stores(body: BasicBlock, item: O.Value) -> bool:
         if not isinstance(load, O.Subscript):
             continue
         for store in stores:
-            if store.obj is not load.obj or _same_element(load, store):
+            if store.obj is not load.obj or same_element(load, store):
                 continue
             mine, theirs = indices(load), indices(store)
             if len(mine) != len(theirs) or not all(same_value(a, b) for a, b in zip(mine[:-1], theirs[:-1])):
@@ -397,7 +398,7 @@ def vector_plan(body: BasicBlock, header: BasicBlock) -> VectorPlan | None:
     # iteration stores (``c[i, j] += aik * b[k, j]``): each lane reads its own
     # element before the group stores. Read elsewhere (``out[i] = out[i - 1] * k``) a lane would miss
     # another's store: the logged strip handles that.
-    if any(op.obj is store.obj and not _same_element(op, store) for op in loads):
+    if any(op.obj is store.obj and not same_element(op, store) for op in loads):
         return None
     reads = tuple(dict.fromkeys(op.obj for op in loads if op.obj is not store.obj))
     return VectorPlan(tuple(loads), tuple(arith), store, reads, tuple(dict.fromkeys(lasts)))
@@ -411,13 +412,6 @@ VECTOR_COMPARES = ("<", "<=", ">", ">=", "==", "!=")
 def _twin_or_float(t: object) -> bool:
     """A float, an np.float64, or either (a select of the two): a double in a group."""
     return t in _FLOATS or (isinstance(t, UnionType) and set(t.options) <= set(_FLOATS))
-
-
-def _same_element(load: O.Subscript, store: O.StoreItem) -> bool:
-    from .bounds import same_value
-
-    a, b = indices(load), indices(store)
-    return len(a) == len(b) and all(same_value(x, y) for x, y in zip(a, b))
 
 
 def index_step(op: O.Value, item: O.Value) -> bool:
