@@ -140,6 +140,15 @@ def stencil3(out, a, w):
     return out
 
 
+def row_norms(out, m):
+    for i in range(m.shape[0]):
+        s = 0.0
+        for j in range(m.shape[1]):  # only reads: a resume region (opt/regions.py)
+            s += m[i, j] * m[i, j]
+        out[i] = s
+    return out
+
+
 #: case name -> argument types for the typed stage
 CASES = {
     "arith": "(int, int)",
@@ -160,4 +169,5 @@ CASES = {
     "smooth_into": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride], float)",
     "running_sum": "(array[float64, 1d, unit-stride])",
     "stencil3": "(array[float64, 1d, unit-stride], array[float64, 1d, unit-stride], array[float64, 1d, unit-stride])",
+    "row_norms": "(array[float64, 1d, unit-stride], array[float64, 2d, unit-stride])",
 }

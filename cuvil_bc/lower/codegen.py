@@ -77,6 +77,8 @@ class FunctionLowering:
         self.plans = plans = make_plans(fn, self.uses, drops)  # what the analyses decided (opt/plans.py)
         self.floats = plans.floats  # which float results are tested where
         self.strips = plans.strips  # innermost loops that also run in exit-free strips
+        self.regions = plans.regions  # loops that only read, resuming before them
+        self.region_exits = {e: r for r in plans.regions.values() for e in r.exits}
         self.order = {op: k for k, op in enumerate(fn.ops())}
         self.holdings = Holdings(plans.ownership, em.builder, self.get)
         self.track = self.holdings.tracking  # arrays allocated natively: references held
@@ -98,7 +100,7 @@ class FunctionLowering:
         for block in order:
             self.blocks[block] = em.block(block.name)
         self.loops = LoopControl(em, fn, order, self.blocks, self.strips)
-        if self.floats.deferred:
+        if self.floats.deferred or self.regions:
             em.prepare_warnings()
         em.builder.position_at_end(em.alloca_block)
         for a, llarg in zip(fn.args, self.llfn.args):
@@ -133,12 +135,15 @@ class FunctionLowering:
                 em.builder.unreachable()  # its predecessors go to raise_exit
             return
         releases = self.holdings.enter(block, self.order)
+        em.deferring = block in self.regions
         after_phis = False
         deferred: list[O.Op] = []  # released after the phis
         for k, op in enumerate(block.ops):
             if not after_phis and not isinstance(op, O.Phi):
                 after_phis = True  # LLVM wants a block's phis first: guards go after them
                 self.assemble_phis()
+                if block in self.region_exits or block in self.floats.exit_tests:
+                    self.exit_region_loop(block, op)
                 self.holdings.release(deferred)
                 if not self.fn.writes:  # (a function that writes: at its first checkpoint)
                     early_divisor_guards(em, block, self.get, self.fn.firstlineno)
@@ -155,6 +160,23 @@ class FunctionLowering:
                 else:
                     self.holdings.release(releases[k])
         em.speculative = False
+
+    def exit_region_loop(self, block: BasicBlock, first: O.Op) -> None:
+        """At the start of a block that a loop of a resume region exits to: the
+        loop's accumulators' deferred tests (opt/finiteness.FloatTests.exit_tests),
+        and where the region itself ends, the test of its deferred warnings, which
+        resumes at the region's checkpoint."""
+        em = self.em
+        region = self.region_exits.get(block) or self.regions[block]
+        em.line = first.line or self.fn.firstlineno
+        em.resume = self.resumes.at(region.checkpoint)
+        inside = em.deferring
+        em.deferring = True
+        em.warn_if_any_not_finite([self.get(phi) for phi in self.floats.exit_tests.get(block, [])])
+        em.deferring = inside
+        if block in self.region_exits:
+            em.deopt_if_warned()
+        em.resume = None
 
     def wire_phis(self) -> None:
         """Once every block is lowered: each phi's incoming values, from the edges that
@@ -261,7 +283,8 @@ class FunctionLowering:
 
     def checkpoint(self, op: O.Checkpoint) -> None:
         first = self.em.resume is None
-        self.em.resume = self.resumes.at(op)
+        region = self.regions.get(op.block)  # type: ignore[arg-type]
+        self.em.resume = self.resumes.at(op if region is None else region.checkpoint)
         if first:
             early_divisor_guards(self.em, op.block, self.get, self.fn.firstlineno)  # type: ignore[arg-type]
             self.access.early_bounds_guards(op.block)  # type: ignore[arg-type]
@@ -416,7 +439,8 @@ class FunctionLowering:
 
             self.loops.for_iter(block, self.get(op.iterator)[0], lambda: target(op.body), lambda: target(exit), at_chunk_end)
         elif isinstance(op, O.Return):
-            em.deopt_if_warned()
+            if not self.fn.writes:  # (a writer's flags were tested where regions exit)
+                em.deopt_if_warned()
             val, t = self.get(op.value)
             if self.track or holds_array(t):
                 self.holdings.hand_to_caller(op.value, val, t)
@@ -430,7 +454,8 @@ class FunctionLowering:
     def target(self, succ: BasicBlock, pred: BasicBlock) -> ir.Block:
         """The LLVM block that the edge pred -> succ goes to."""
         if (self.fn.writes or self.track) and isinstance(succ.terminator, O.Raise):
-            return self.resumes.raise_exit(succ, pred)
+            region = self.regions.get(pred)
+            return self.resumes.raise_exit(succ, pred, None if region is None else region.checkpoint)
         return self.loops.target(succ, pred) or self.blocks[succ]
 
 

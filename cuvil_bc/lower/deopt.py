@@ -45,12 +45,14 @@ class Resumes:
         """The state after `checkpoint`, with its values (or `values` in their place)."""
         return ResumeState(self, checkpoint, list(checkpoint.values) if values is None else values)
 
-    def raise_exit(self, block: BasicBlock, pred: BasicBlock | None) -> ir.Block:
+    def raise_exit(self, block: BasicBlock, pred: BasicBlock | None, before: O.Checkpoint | None = None) -> ir.Block:
         """Where a function that writes (or holds arrays) goes instead of a block that
         raises: resume at the block's start, with its phis and narrowings seen from
         `pred` (the block's own ops are not typed: see `infer`), and let the
         interpreter raise; or, for a function that only reads, release what it holds
-        and re-run the call."""
+        and re-run the call. From a resume region (opt/regions.py), resume at its
+        checkpoint `before`: the interpreter redoes the region, warns what it
+        deferred, and raises."""
         key = (block, pred)
         found = self._raise_exits.get(key)
         if found is not None:
@@ -66,7 +68,9 @@ class Resumes:
         checkpoint = next((op for op in block.ops if isinstance(op, O.Checkpoint)), None)
         em = self.em
         saved = em.resume, em.line
-        if checkpoint is not None:
+        if before is not None:
+            em.resume = self.at(before)
+        elif checkpoint is not None:
             em.resume = self.at(checkpoint, [seen(v) for v in checkpoint.values])
         em.line = block.terminator.line or self.fn.firstlineno
         found = em.deopt_block()

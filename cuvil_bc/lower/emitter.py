@@ -70,6 +70,10 @@ class Emitter:
         self.resume: object = None
         self.warned: ir.Value | None = None  # the deferred-warning flag (warn_if)
         self.unfinite: ir.Value | None = None  # NaN once a deferred test saw a non-finite value
+        #: In a resume region of a function that writes (opt/regions.py): its deopts
+        #: resume before the region, so warnings are deferred to the flags as in a
+        #: reader, and each exit of the region tests them (`deopt_if_warned`).
+        self.deferring = False
         #: Called on a deopt path with the values the resume state hands over, to
         #: release the other array references held there (codegen, refcount.py).
         self.on_deopt: Callable[[set[object]], None] | None = None
@@ -120,6 +124,12 @@ class Emitter:
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         fn = self.declare(name, ret, [a.type for a in args])
         return self.builder.call(fn, args)
+
+    @property
+    def deferred(self) -> bool:
+        """Whether warnings found here go to the flags (`warn_if`) instead of deopting:
+        in a function that only reads, or in a resume region of one that writes."""
+        return self.unfinite is not None and (not self.precise or self.deferring)
 
     def deopt_block(self, keep_line: bool = False, distinct: str = "") -> ir.Block:
         """A block that records the current line and returns DEOPT (one per line and,
@@ -276,8 +286,9 @@ class Emitter:
         the test is deferred: `maybe` is or-ed into a flag that the function tests when
         it returns (`warned`), so the hot path has no branch; the call is then re-run in
         CPython, which warns (and computes the same value, along the same path). A
-        function that writes deopts at once, precisely (`precise` refines `maybe`)."""
-        if self.precise:
+        function that writes deopts at once, precisely (`precise` refines `maybe`),
+        except in a resume region, where it defers too."""
+        if not self.deferred:
             if precise is None:
                 self.deopt_if(maybe)
             else:
@@ -291,7 +302,7 @@ class Emitter:
         if no operand was one already, which a deferred test does not know. Deferred,
         it joins `unfinite`: a failed test there is a suspicion (abi.FLOAT_SUSPICION_DEOPT),
         which the dispatcher can compile away; precisely, a deopt as any."""
-        if self.precise or self.unfinite is None:
+        if not self.deferred:
             self.deopt_if(maybe, kind=FLOAT_SUSPICION_DEOPT)
             return
         b = self.builder
@@ -303,7 +314,7 @@ class Emitter:
         bits are or-ed into `unfinite`, tested on return. (Adding ``x - x`` to a
         NaN-sticky float instead puts a 3-cycle add on a loop-carried chain: 1.4x
         Numba's time for a running maximum on AMD Zen 3.)"""
-        if self.precise:
+        if not self.deferred:
             self.suspect_if(not_finite(self, x))
             return
         assert self.unfinite is not None, "prepare_warnings() first: returns test the flag"

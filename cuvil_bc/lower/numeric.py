@@ -540,8 +540,8 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         # converts both to doubles (rounding beyond 2**53) and computes in float64.
         a, c = (em.as_float(_plain(a)), NP_F64), (em.as_float(_plain(c)), NP_F64)
     plain = base(result)
-    if result == NP_I64 and op in _WRAPPING and not em.precise and em.warned is not None:
-        # NumPy wraps and warns: in a function that only reads, the wrapped value is
+    if result == NP_I64 and op in _WRAPPING and em.deferred:
+        # NumPy wraps and warns: where warnings are deferred, the wrapped value is
         # NumPy's, only the warning is due (deferred: Emitter.warn_if). The loop then
         # keeps a single exit, which LLVM unrolls.
         pair = em.intrinsic(
@@ -563,7 +563,7 @@ def float_warning_test(em: Emitter, op: str, val: ir.Value, operands: Callable[[
     value is NumPy's, only the warning may be due); "none": a later test covers it;
     "conservative": any non-finite result; "precise": one from numbers (`operands`)."""
     check = em.float_warning_check if op in ("+", "-", "*", "/") else "precise"
-    if op in ("+", "-", "*", "**") and em.unfinite is not None:  # (deferred tests: a reader's)
+    if op in ("+", "-", "*", "**") and em.deferred:  # (a reader's, or in a resume region)
         if check != "none":
             em.warn_if_not_finite(val)
     elif check == "conservative":

@@ -48,6 +48,7 @@ from typing import Callable
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..ir.dominance import natural_loops
+from .regions import Region
 from ..typing.infer import value_type
 from ..typing.primitives import Primitive, lookup
 from ..typing.types import FLOAT, NP_F64, NP_I64, NpScalar, Type, UnionType, options
@@ -139,20 +140,7 @@ class UntestedFloats:
         return all(self._derived(v, phi, frozenset()) for b, v in phi.incoming if b in body)
 
     def _derived(self, v: O.Value, root: O.Phi, phis: frozenset[O.Phi]) -> bool:
-        """Whether `v` is non-finite whenever `root` is. `phis`: those on the path
-        from the question to `v`, only (``g * g`` asks about the phi ``g`` twice, and
-        a set shared between the two questions answered the second one "a cycle")."""
-        if v is root:
-            return True
-        if _arith(v):
-            return self._derived(v.lhs, root, phis) or self._derived(v.rhs, root, phis)  # type: ignore[attr-defined]
-        if isinstance(v, O.Call) and self.source(v):
-            return any(self._derived(a, root, phis) for a in v.args)
-        if isinstance(v, O.Phi):
-            if v in phis:
-                return True  # a cycle of phis: derived if what enters it is
-            return all(self._derived(x, root, phis | {v}) for x in v.operands())
-        return False
+        return derived(v, root, phis, self.source)
 
     def _exits(self, header: BasicBlock) -> list[BasicBlock] | None:
         """Where the loop of `header` exits to, or None when a block other than the
@@ -224,6 +212,24 @@ class UntestedFloats:
         return self._tested_in(v, dst, record)
 
 
+def derived(v: O.Value, root: O.Phi, phis: frozenset[O.Phi], source: Callable[[O.Op], bool] = lambda op: False) -> bool:
+    """Whether `v` is non-finite whenever `root` is: made from it by ``+ - *`` (or by
+    a call `source` says carries it). `phis`: those on the path from the question to
+    `v`, only (``g * g`` asks about the phi ``g`` twice, and a set shared between the
+    two questions answered the second one "a cycle")."""
+    if v is root:
+        return True
+    if _arith(v):
+        return derived(v.lhs, root, phis, source) or derived(v.rhs, root, phis, source)  # type: ignore[attr-defined]
+    if isinstance(v, O.Call) and source(v):
+        return any(derived(a, root, phis, source) for a in v.args)
+    if isinstance(v, O.Phi):
+        if v in phis:
+            return True  # a cycle of phis: derived if what enters it is
+        return all(derived(x, root, phis | {v}, source) for x in v.operands())
+    return False
+
+
 def _chains(v: O.Value) -> bool:
     return isinstance(v, O.BinOp) and v.op in ("+", "-", "*") and numpy_float(v.type)
 
@@ -270,9 +276,19 @@ class OpTests:
 class FloatTests:
     """The finiteness plan of one typed function (see the module's docstring)."""
 
-    def __init__(self, fn: Function, uses: dict[O.Value, list[O.Op]], suspicion: bool = True) -> None:
+    def __init__(
+        self, fn: Function, uses: dict[O.Value, list[O.Op]], suspicion: bool = True, regions: dict[BasicBlock, Region] | None = None
+    ) -> None:
         self.fn = fn
         self.uses = uses
+        #: A writer's resume regions (opt/regions.py), where tests are deferred.
+        self.regions = regions or {}
+        #: The accumulators of the regions' loops (`_region_accumulators`), and the
+        #: blocks their loops exit to, which test them once.
+        self.accumulators: set[O.Phi] = set()
+        self.exit_tests: dict[BasicBlock, list[O.Phi]] = {}
+        if self.regions:
+            self._region_accumulators()
         #: Whether a test may fail on any infinity or NaN, which NumPy would not warn
         #: about where an operand already was one: deferred and covered tests do.
         #: Without (an infinity among the arguments made most calls deopt: the
@@ -322,7 +338,7 @@ class FloatTests:
             return "none"
         if not (_chains(op) or _divides(op)):
             return "precise"
-        if self.covered(op):
+        if self.covered(op) or self._accumulated(op):
             return "none"
         operands = [op.lhs] if _divides(op) else [op.lhs, op.rhs]
         if any((_chains(v) or _divides(v)) and self.covered(v) for v in operands):  # type: ignore[arg-type]
@@ -345,6 +361,48 @@ class FloatTests:
             )
             self._covered[op] = found
         return found
+
+    def _region_accumulators(self) -> None:
+        """In a resume region, a loop's accumulator (``s += a[i] * b[i]``: an np.float64
+        or ``float | np.float64`` phi of a loop header whose every back edge brings a
+        value derived from it by ``+ - *``) is non-finite at the loop's end whenever a
+        sum on the way was, so the blocks the loop exits to test it once
+        (`exit_tests`), instead of each sum testing itself (`_accumulated`). Only for
+        a loop left from its header alone, to blocks it alone reaches."""
+        preds = self.fn.predecessors()
+        for header, body in natural_loops(self.fn).items():
+            region = self.regions.get(header)
+            if region is None or not body <= region.blocks:
+                continue
+            exits = [(b, s) for b in body for s in b.successors() if s not in body and not isinstance(s.terminator, O.Raise)]
+            if any(b is not header or preds[s] != [header] for b, s in exits):
+                continue
+            for phi in header.phis():
+                if not (phi.type == NP_F64 or twin_float(phi.type)):
+                    continue
+                if all(derived(v, phi, frozenset()) for b, v in phi.incoming if b in body):
+                    self.accumulators.add(phi)
+                    for _, s in exits:
+                        self.exit_tests.setdefault(s, []).append(phi)
+
+    def _accumulated(self, op: O.Op) -> bool:
+        """Whether `op`, in a resume region, is a sum an accumulator takes on its back
+        edge (`_region_accumulators`): nothing but phis use it, each in the block its
+        own block jumps to (so the phi takes it whenever it is computed), and each phi
+        is an accumulator or, in turn, such a value (``if c: s += x`` merges the sum
+        with the old one before the back edge)."""
+        return op.block in self.regions and self._taken_on(op, op.block, 4)  # type: ignore[arg-type]
+
+    def _taken_on(self, v: O.Value, block: BasicBlock, depth: int) -> bool:
+        term = block.terminator
+        if depth == 0 or not isinstance(term, O.Jump):
+            return False
+        users = [u for u in self.uses.get(v, []) if not isinstance(u, O.Checkpoint)]
+        return bool(users) and all(
+            isinstance(u, O.Phi) and u.block is term.target and u.value_for(block) is v
+            and (u in self.accumulators or self._taken_on(u, u.block, depth - 1))  # type: ignore[arg-type]
+            for u in users
+        )
 
     def absorbs_check(self, op: O.Op, tested: list[O.Value]) -> bool:
         """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v` it must test

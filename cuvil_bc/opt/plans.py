@@ -9,7 +9,9 @@ this package, and their text form (the golden tests' `plans` stage).
   released, or None when the function allocates none;
 - `bounds` (bounds.py): where each index of each array access is tested;
 - `wraps` (wrapping.py): the int ops computed modulo 2**64, whose values are only
-  ever observed through a mask.
+  ever observed through a mask;
+- `regions` (regions.py): the loops of a writer that only read, whose deopts resume
+  before the loop and whose float warnings are tested where they exit.
 
 Example of the text::
 
@@ -18,6 +20,8 @@ Example of the text::
       %9 = call <sqrt>: math test deferred
     strips:
       B2: logged; vector groups (loads %3, %4; store %7); moving stores %7
+    regions:
+      B3: resumes at %12; exits tested in B5; accumulators %17 tested where their loops exit
     ownership: none
 """
 
@@ -33,6 +37,7 @@ from ..typing.types import ArrayType, NpScalar, options
 from .bounds import VALUE, BoundsPlan, Span
 from .finiteness import FloatTests
 from .ownership import Liveness, is_owned
+from .regions import Region, resume_regions
 from .strip_plans import StripPlan, plan_strips
 from .wrapping import wrapping_ops
 
@@ -44,6 +49,7 @@ class Plans:
     ownership: Liveness | None
     bounds: BoundsPlan
     wraps: set[O.Op]
+    regions: dict[BasicBlock, Region]
 
 
 def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None, drops: frozenset[str] = frozenset()) -> Plans:
@@ -53,9 +59,13 @@ def make_plans(fn: Function, uses: dict[O.Value, list[O.Op]] | None = None, drop
     no test that fails on any infinity or NaN, each NumPy float op its own precise one."""
     uses = fn.uses() if uses is None else uses
     owns = any(is_owned(op) for op in fn.ops())
-    floats = FloatTests(fn, uses, suspicion="float-suspicion" not in drops)
+    suspicion = "float-suspicion" not in drops
+    liveness = Liveness(fn) if owns else None
+    # (without suspicion every NumPy float op tests itself precisely: nothing to defer)
+    regions = resume_regions(fn, liveness) if suspicion else {}
+    floats = FloatTests(fn, uses, suspicion, regions)
     bounds = BoundsPlan(fn, entry_tests="entry-bounds" not in drops)
-    return Plans(floats, plan_strips(fn), Liveness(fn) if owns else None, bounds, wrapping_ops(fn, uses))
+    return Plans(floats, plan_strips(fn), liveness, bounds, wrapping_ops(fn, uses), regions)
 
 
 def format_plans(fn: Function, plans: Plans | None = None) -> str:
@@ -82,6 +92,16 @@ def format_plans(fn: Function, plans: Plans | None = None) -> str:
         if plan.reads or plan.writes:
             parts.append(f"apart: reads {names(plan.reads)}, writes {names(plan.writes)}")
         out.append("; ".join(parts))
+    regions = sorted({id(r): r for r in plans.regions.values()}.values(), key=lambda r: fn.blocks.index(r.header))
+    if regions:
+        out.append("regions:")
+    for r in regions:
+        exits = ", ".join(name.block(e) for e in r.exits) or "none"
+        line = f"  {name.block(r.header)}: resumes at {name(r.checkpoint)}; exits tested in {exits}"
+        held = [phi for phi in plans.floats.accumulators if phi.block in r.blocks]
+        if held:
+            line += f"; accumulators {names(held)} tested where their loops exit"
+        out.append(line)
     out.append(_ownership(fn, plans.ownership, name, names))
     out.append(_bounds(fn, plans.bounds, name))
     if plans.wraps:
