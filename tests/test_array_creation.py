@@ -119,6 +119,30 @@ def f(a):
     equivalent(fill, st.tuples(arrays(dtype, min_dims=2, max_dims=2)), max_examples=80)
 
 
+def test_like_of_a_unit_stride_array_has_unit_stride() -> None:
+    # Typed with unit stride, so that a loop storing into it can run in strips; a
+    # prototype whose last axis is not its innermost (a broadcast row, stride 0) gets
+    # NumPy's other layout from the interpreter: the creation deopts.
+    fn = build(
+        """
+def f(a):
+    b = np.empty_like(a)
+    c = np.zeros_like(a, dtype=np.int32)
+    for i in range(a.shape[0]):
+        for j in range(a.shape[1]):
+            b[i, j] = a[i, j] * 2.0
+            c[i, j] = j
+    return b, c
+"""
+    )
+    check(fn, np.arange(12.0).reshape(3, 4))
+    assert "array[float64, 2d, unit-stride] = call <numpy.empty_like>" in fn.inspect_ir()
+    for a in (np.broadcast_to(np.arange(4.0), (3, 4)), np.zeros((0, 4)), np.zeros((3, 1)), np.arange(24.0).reshape(3, 8)[:, ::2][:, :1]):
+        check(fn, a)
+        assert [x.strides for x in fn(a)] == [x.strides for x in fn.py_func(a)]
+    assert fn.stats["deopts"] >= 1
+
+
 def test_arrays_in_locals_across_loops() -> None:
     pingpong = build(
         """

@@ -120,9 +120,12 @@ def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | 
     for n in shape:
         size = em.checked("smul", size, n)  # ValueError: array is too big
     nbytes = em.checked("smul", size, em.i64(ITEMSIZE[t.dtype]))
-    alloc = em.declare("cb_alloc_zeroed" if zeroed else "cb_alloc", I64, [I64])
-    meminfo = b.call(alloc, [nbytes])
-    em.deopt_if(b.icmp_signed("==", meminfo, em.i64(0)))  # MemoryError (nothing to release)
+    # The typing promised unit stride for a wider `*_like` of a unit-stride prototype
+    # (creation.py): NumPy's "K" layout gives it unless the prototype's last axis is
+    # not its innermost (a broadcast row), where the interpreter creates the array.
+    # Tested before allocating, so that the deopt has nothing to release.
+    tested = like is not None and t.unit_stride and t.ndim > 1
+    meminfo = None if tested else _allocate_bytes(em, nbytes, zeroed)
     ndim = t.ndim
     dims = em.alloca(ir.ArrayType(I64, ndim))
     strides = em.alloca(ir.ArrayType(I64, ndim))
@@ -136,12 +139,24 @@ def allocate(em: Emitter, t: ArrayType, shape: list[ir.Value], like: ir.Value | 
     first = lambda arr: b.gep(arr, [ir.Constant(I32, 0), ir.Constant(I32, 0)])  # noqa: E731
     proto_ptr = first(protos) if like is not None else ir.Constant(I64.as_pointer(), None)
     b.call(fill_strides, [em.i64(ndim), first(dims), proto_ptr, em.i64(ITEMSIZE[t.dtype]), first(strides)])
+    if tested:
+        last = b.load(at(strides, ndim - 1))
+        strided = b.and_(b.icmp_signed("!=", last, em.i64(ITEMSIZE[t.dtype])), b.icmp_signed(">", shape[-1], em.i64(1)))
+        em.deopt_if(b.and_(strided, b.icmp_signed("!=", size, em.i64(0))))
+        meminfo = _allocate_bytes(em, nbytes, zeroed)
     val = ir.Constant(llvm_type(t), ir.Undefined)
     val = b.insert_value(val, b.add(meminfo, em.i64(_header_size())), 0)
     for k, n in enumerate(shape):
         val = b.insert_value(val, n, 1 + k)
         val = b.insert_value(val, b.load(at(strides, k)), 1 + ndim + k)
     return b.insert_value(val, meminfo, meminfo_index(ndim))
+
+
+def _allocate_bytes(em: Emitter, nbytes: ir.Value, zeroed: bool) -> ir.Value:
+    alloc = em.declare("cb_alloc_zeroed" if zeroed else "cb_alloc", I64, [I64])
+    meminfo = em.builder.call(alloc, [nbytes])
+    em.deopt_if(em.builder.icmp_signed("==", meminfo, em.i64(0)))  # MemoryError (nothing to release)
+    return meminfo
 
 
 def size_of(em: Emitter, arr: ir.Value, ndim: int) -> ir.Value:

@@ -90,8 +90,11 @@ def creation(name: str, argtypes: list[Type], kwnames: tuple[str, ...], consts: 
             raise Unsupported(f"np.{name}() of a {proto}")
         dtype = dtype_or(proto.dtype)
         # NumPy's "K" layout: a 1-D result is dense; a wider one follows the prototype's
-        # axis order, which only the run-time strides tell.
-        unit = proto.ndim == 1
+        # axis order, which only the run-time strides tell: for a prototype of unit
+        # stride the last axis is the innermost but where another one's stride is
+        # smaller (a broadcast row, stride 0), where the creation deopts
+        # (lower/arrays.allocate), so the result has unit stride too.
+        unit = proto.ndim == 1 or proto.unit_stride
         return Creation(name, ArrayType(dtype, proto.ndim, unit_stride=unit), like=i)  # type: ignore[arg-type]
     i = where.get("shape")
     if i is None:
