@@ -188,12 +188,55 @@ def index_bounds(v: O.Value) -> tuple[int, Upper] | None:
     return None
 
 
+def lower_bound(v: O.Value, depth: int = 8) -> int | None:
+    """A lower bound of the int `v`, when one is known: a constant, the item of a
+    ``range`` with one or two arguments (at least its start), ``len()``, ``x % n`` with
+    n at least 1, ``x + c``, ``min`` and ``max`` of such values."""
+    c = _const_int(v)
+    if c is not None or depth == 0:
+        return c
+    found = index_bounds(v)
+    if found is not None:
+        return found[0]
+    if isinstance(v, O.IterValue) and isinstance(v.iterator, O.GetIter):
+        rng = v.iterator.iterable
+        if isinstance(rng, O.Call) and isinstance(rng.func, O.Const) and rng.func.value is range and len(rng.args) in (1, 2):
+            return 0 if len(rng.args) == 1 else lower_bound(rng.args[0], depth - 1)  # (step 1: every item >= start)
+        return None
+    from ..typing.types import INT
+
+    if not isinstance(v, O.Op) or v.type != INT:
+        return None
+    if isinstance(v, O.Call) and isinstance(v.func, O.Const) and not v.kwnames:
+        if v.func.value is len:
+            return 0
+        if v.func.value in (min, max) and len(v.args) >= 2:
+            bounds = [lower_bound(a, depth - 1) for a in v.args]
+            if v.func.value is min:
+                return None if None in bounds else min(bounds)  # type: ignore[type-var]
+            known = [x for x in bounds if x is not None]
+            return max(known) if known else None
+        return None
+    if isinstance(v, O.BinOp) and v.op == "%":
+        n = lower_bound(v.rhs, depth - 1)
+        return 0 if n is not None and n >= 1 else None
+    if isinstance(v, O.BinOp) and v.op in ("+", "-") and _const_int(v.rhs) is not None:
+        inner = lower_bound(v.lhs, depth - 1)
+        d = _const_int(v.rhs)
+        return None if inner is None else inner + (d if v.op == "+" else -d)  # type: ignore[operator]
+    return None
+
+
 def cannot_overflow(op: O.BinOp) -> bool:
     """Whether int ``x + c`` / ``x - c`` stays within int64 because `x` has known
     bounds (`index_bounds`): ``j + 1`` and ``j - 1`` for a loop item ``j``. An extent
     is at most 2**63 - 1, so ``x < extent + off`` gives ``x + d <= 2**63 - 1`` when
-    ``off + d <= 1``."""
+    ``off + d <= 1``. Also ``x - y`` of two ints known to be at least 0 (``i - k`` of
+    two loop items): it lies within +-(2**63 - 1)."""
     c = _const_int(op.rhs)
+    if op.op == "-" and c is None:
+        lo, hi = lower_bound(op.lhs), lower_bound(op.rhs)
+        return lo is not None and hi is not None and lo >= 0 and hi >= 0
     if op.op not in ("+", "-") or c is None:
         return False
     found = index_bounds(op.lhs)
