@@ -52,7 +52,6 @@ _MARGIN_NEAR = 0.02
 _MARGIN_FAR = 0.05
 
 _EXPONENT_BITS = 0x7FF0000000000000
-_MANTISSA_BITS = 0x000FFFFFFFFFFFFF
 _SMALLEST = (1023 - 450) << 52  # the exponent bits of 2**-450
 _NEAR_LO, _NEAR_HI = (1023 - 128) << 52, (1023 + 128) << 52
 _CLOSE_LO, _CLOSE_HI = (1023 - 16) << 52, (1023 + 16) << 52
@@ -91,27 +90,23 @@ def c_pow(em: Emitter, x: ir.Value, y: ir.Value) -> ir.Value:
     rounded, residual = _double_double_power(em, x, n)
     bits = b.bitcast(rounded, I64)
     exponent = b.and_(bits, em.i64(_EXPONENT_BITS))
-    normal = b.and_(
-        b.icmp_unsigned(">=", exponent, em.i64(_SMALLEST)),
-        b.icmp_unsigned("<", exponent, em.i64(_EXPONENT_BITS)),  # finite
-    )
-    not_power_of_two = b.icmp_unsigned("!=", b.and_(bits, em.i64(_MANTISSA_BITS)), em.i64(0))
 
-    def within(lo: int, hi: int) -> ir.Value:
-        return b.and_(b.icmp_unsigned(">=", exponent, em.i64(lo)), b.icmp_unsigned("<", exponent, em.i64(hi)))
+    def within(lo: int, hi: int) -> ir.Value:  # lo <= exponent < hi, one unsigned compare
+        return b.icmp_unsigned("<", b.sub(exponent, em.i64(lo)), em.i64(hi - lo))
 
     # |residual| < (0.5 - margin) * ulp, with ulp = 2**E * 2**-52 and 2**E the
-    # rounded value's exponent bits read as a double.
+    # rounded value's exponent bits read as a double. The limit is 0 (so the test
+    # fails) for a result that is no normal number of at least 2**-450, infinite or a
+    # power of two: selects, and one compare at the end.
     def scale_of(margin: float) -> ir.Value:
         return em.f64((0.5 - margin) * 2.0**-52)
 
+    usable = b.and_(within(_SMALLEST, _EXPONENT_BITS), b.icmp_unsigned("!=", b.shl(bits, em.i64(12)), em.i64(0)))
     scale = b.select(within(_CLOSE_LO, _CLOSE_HI), scale_of(_MARGIN_CLOSE),
                      b.select(within(_NEAR_LO, _NEAR_HI), scale_of(_MARGIN_NEAR), scale_of(_MARGIN_FAR)))
-    limit = b.fmul(b.bitcast(exponent, F64), scale)
-    clear = b.fcmp_ordered("<", em.intrinsic("llvm.fabs.f64", F64, [residual]), limit)
-    fast = b.and_(b.and_(normal, not_power_of_two), clear)
-
-    return settle(em, rounded, x, y, b.not_(fast))
+    limit = b.select(usable, b.fmul(b.bitcast(exponent, F64), scale), em.f64(0.0))
+    slow = b.fcmp_unordered(">=", em.intrinsic("llvm.fabs.f64", F64, [residual]), limit)
+    return settle(em, rounded, x, y, slow)
 
 
 def settle(em: Emitter, rounded: ir.Value, x: ir.Value, y: ir.Value, slow: ir.Value) -> ir.Value:
@@ -151,7 +146,10 @@ def _double_double_power(em: Emitter, x: ir.Value, n: int) -> tuple[ir.Value, ir
     for _ in range(n - 1):
         p = b.fmul(hi, x)
         err = fma(hi, x, b.fneg(p))  # hi * x - p, exactly
-        low = err if lo is None else fma(lo, x, err)
+        if lo is None:  # x * x: p is its rounding and err the rest, already
+            hi, lo = p, err
+            continue
+        low = fma(lo, x, err)
         # fast two-sum: |p| >= |low|, so the sum's error is exact
         hi = b.fadd(p, low)
         lo = b.fsub(low, b.fsub(hi, p))
