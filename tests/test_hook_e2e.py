@@ -179,9 +179,10 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     assert rows["numeric"]["calls_native"] + rows["numeric"]["calls_interpreted"] == 400
     # numeric(k) loops k times: the loop counter reaches its threshold (2000) during the
     # 64th call (0 + 1 + ... + 63 = 2016), before the call counter reaches 100. Then
-    # the cost model times SAMPLES of its calls interpreted.
+    # the cost model times up to SAMPLES of its calls interpreted (fewer when their
+    # time reaches cost.BUDGET_NS first: seen with three test suites on two cores).
     assert rows["numeric"]["calls_before_native"] == 64
-    assert rows["numeric"]["calls_interpreted"] == 64 + SAMPLES
+    assert 64 < rows["numeric"]["calls_interpreted"] <= 64 + SAMPLES
     assert float(rows["numeric"]["compile_ms"]) > 0
     assert rows["uses_dict"]["status"] == "unsupported" and rows["uses_dict"]["reason"] == "mixed.py:12: dict"  # relative path
     assert rows["numeric"]["file"] == "mixed.py" and rows["numeric"]["line"] == 4
