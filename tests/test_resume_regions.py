@@ -202,6 +202,45 @@ def test_a_deferred_warning_before_an_exception() -> None:
     assert native_ran(WARN_THEN_RAISE)
 
 
+def test_a_wrapped_int_deopts_where_it_wraps() -> None:
+    # np.int64 products wrap with a warning. Deferred to the region's exit, the
+    # wrapped value (2**40) would first set the length of the inner loop, where
+    # CPython with warnings as errors stops at the product (found by a helper). The
+    # alarm turns a run that does not stop into a failure (native loops see signals).
+    import signal
+
+    f = build(
+        """
+def f(a, b, x, out):
+    for i in range(len(out)):
+        s = 0.0
+        for k in range(len(a)):
+            m = a[k] * b[k]
+            for j in range(m):
+                s += x[j % 3]
+        out[i] = s
+    return out
+"""
+    )
+    check(f, np.array([2, 3]), np.array([3, 4]), np.ones(3), np.zeros(2))
+
+    def late(signum, frame):  # type: ignore[no-untyped-def]
+        raise TimeoutError("the wrapped product steered the loop")
+
+    args = (np.array([2**32 + 1]), np.array([2**40]), np.ones(3), np.zeros(1))
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(20)
+    try:
+        expected = run_with_warnings(f.py_func, args, strict=True)
+        actual = run_with_warnings(f, args, strict=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert expected[0] == "raise"
+    _compare(f, args, expected, actual)
+    assert native_ran(f)
+
+
 def test_an_int_beyond_int64_in_a_region() -> None:
     for n in (0, 2, 5, 8):  # 1000**7 fits int64, 1000**8 does not
         check(BIG_INT, np.ones(n), np.zeros(3))

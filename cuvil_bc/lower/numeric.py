@@ -540,10 +540,12 @@ def numpy_binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed
         # converts both to doubles (rounding beyond 2**53) and computes in float64.
         a, c = (em.as_float(_plain(a)), NP_F64), (em.as_float(_plain(c)), NP_F64)
     plain = base(result)
-    if result == NP_I64 and op in _WRAPPING and em.deferred:
-        # NumPy wraps and warns: where warnings are deferred, the wrapped value is
+    if result == NP_I64 and op in _WRAPPING and not em.precise and em.warned is not None:
+        # NumPy wraps and warns: in a function that only reads, the wrapped value is
         # NumPy's, only the warning is due (deferred: Emitter.warn_if). The loop then
-        # keeps a single exit, which LLVM unrolls.
+        # keeps a single exit, which LLVM unrolls. (Not in a resume region: there a
+        # wrapped int could set the length of a loop that runs before the region's
+        # exit tests the flag, where CPython with warnings as errors stops at once.)
         pair = em.intrinsic(
             f"llvm.{_WRAPPING[op]}.with.overflow.i64", ir.LiteralStructType([I64, I1]), [em.as_int(_plain(a)), em.as_int(_plain(c))]
         )
