@@ -241,6 +241,44 @@ def f(a, b, x, out):
     assert native_ran(f)
 
 
+def test_an_overflow_that_picks_a_loops_length_is_tested_at_once() -> None:
+    # A product's overflow decides, through a comparison, how long the next loop runs
+    # (found by a helper): deferred to the region's exit, range(2**40) ran first,
+    # where CPython with warnings as errors stops at the product.
+    import signal
+
+    f = build(
+        """
+def f(a, x, out):
+    for i in range(len(out)):
+        s = 0.0
+        for k in range(len(a)):
+            t = a[k] * a[k]
+            n = 1099511627776 if t > 1e308 else 3
+            for j in range(n):
+                s += x[j % 3]
+        out[i] = s
+"""
+    )
+    check(f, np.array([1.0, 2.0]), np.ones(3), np.zeros(2))
+
+    def late(signum, frame):  # type: ignore[no-untyped-def]
+        raise TimeoutError("the deferred overflow steered the loop")
+
+    args = (np.array([1e200]), np.ones(3), np.zeros(1))
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(20)
+    try:
+        expected = run_with_warnings(f.py_func, args, strict=True)
+        actual = run_with_warnings(f, args, strict=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert expected[0] == "raise"
+    _compare(f, args, expected, actual)
+    assert native_ran(f)
+
+
 def test_an_int_beyond_int64_in_a_region() -> None:
     for n in (0, 2, 5, 8):  # 1000**7 fits int64, 1000**8 does not
         check(BIG_INT, np.ones(n), np.zeros(3))

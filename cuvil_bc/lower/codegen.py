@@ -248,6 +248,8 @@ class FunctionLowering:
 
     def lower(self, op: O.Op) -> None:
         em = self.em
+        if op.block in self.regions:  # (only tests of values that steer nothing wait)
+            em.deferring = self.floats.defers_in_region(op)
         em.float_error_check = "precise"
         dead_end = False
         planned = self.floats.op_tests(op)

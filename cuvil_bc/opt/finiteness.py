@@ -404,6 +404,30 @@ class FloatTests:
             for u in users
         )
 
+    def defers_in_region(self, op: O.Op) -> bool:
+        """Whether the test of `op`'s value, in a resume region, may wait for the
+        region's exit: the value reaches only arithmetic, phis and stores (after the
+        exit), never a comparison, a call or an index, so a warning's infinity or NaN
+        cannot pick a branch or a loop's length meanwhile (found by a helper: with
+        ``n = N if t > 1e308 else 3`` a deferred overflow ran ``range(N)`` first,
+        where CPython with warnings as errors stops at the product)."""
+        seen: set[int] = set()
+        stack: list[O.Value] = [op]
+        while stack:
+            x = stack.pop()
+            if id(x) in seen:
+                continue
+            seen.add(id(x))
+            for user in self.uses.get(x, []):
+                if isinstance(user, (O.Checkpoint, O.StoreItem)):
+                    continue
+                floats = user.type in (FLOAT, NP_F64) or twin_float(user.type)
+                if isinstance(user, O.Phi) or (isinstance(user, (O.BinOp, O.UnaryOp, O.Select)) and floats):
+                    stack.append(user)
+                    continue
+                return False
+        return True
+
     def absorbs_check(self, op: O.Op, tested: list[O.Value]) -> bool:
         """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v` it must test
         (`UntestedFloats.tests`): a non-finite `v` gives a non-finite root, so one test

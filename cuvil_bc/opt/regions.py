@@ -16,15 +16,17 @@ the same exception. So in its blocks
 
 * every deoptimisation, a bounds test's, an int overflow's, a raise's, resumes at
   that checkpoint, not at the loop's own resume points;
-* NumPy's float warnings are deferred as in a reader: or-ed into the emitter's
-  flags (`Emitter.deferring`), which each exit of the region tests, resuming at the
-  checkpoint when one is set. The interpreter then warns where CPython does.
+* NumPy's float warnings of values that only flow on into arithmetic are deferred
+  as in a reader: or-ed into the emitter's flags (`Emitter.deferring`), which each
+  exit of the region tests, resuming at the checkpoint when one is set. The
+  interpreter then warns where CPython does. A value that a comparison or a call
+  sees is tested where it is made (`FloatTests.defers_in_region`): deferred, an
+  infinity could pick a branch or a loop's length first.
 
 A loop qualifies (`_region`) when none of its ops has an effect or holds a reference
 of its own (`_pure`: arithmetic, comparisons, element reads, pure primitives such as
 ``len``, ``min`` and ``math.sqrt``; no store, no other call, no view), every loop in
-it is a ``for`` over a range (so it ends whatever its floats hold: a NaN that CPython
-would have stopped at with a warning turned error cannot keep it running), it has one
+it is a ``for`` over a range (so only ints decide how long it runs), it has one
 predecessor outside it whose last resume point is followed only by such ops, every
 block it exits to has all its predecessors in it (the exit's test goes there), and
 every array the checkpoint hands over stays held to the exits (`ownership.Liveness`).
