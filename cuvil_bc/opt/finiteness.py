@@ -411,22 +411,12 @@ class FloatTests:
         cannot pick a branch or a loop's length meanwhile (found by a helper: with
         ``n = N if t > 1e308 else 3`` a deferred overflow ran ``range(N)`` first,
         where CPython with warnings as errors stops at the product)."""
-        seen: set[int] = set()
-        stack: list[O.Value] = [op]
-        while stack:
-            x = stack.pop()
-            if id(x) in seen:
-                continue
-            seen.add(id(x))
-            for user in self.uses.get(x, []):
-                if isinstance(user, (O.Checkpoint, O.StoreItem)):
-                    continue
-                floats = user.type in (FLOAT, NP_F64) or twin_float(user.type)
-                if isinstance(user, O.Phi) or (isinstance(user, (O.BinOp, O.UnaryOp, O.Select)) and floats):
-                    stack.append(user)
-                    continue
-                return False
-        return True
+        def floats(user: O.Op) -> bool:
+            return isinstance(user, O.Phi) or (
+                isinstance(user, (O.BinOp, O.UnaryOp, O.Select)) and (user.type in (FLOAT, NP_F64) or twin_float(user.type))
+            )
+
+        return self._reaches_only(op, floats, lambda user: isinstance(user, (O.Checkpoint, O.StoreItem)))
 
     def absorbs_check(self, op: O.Op, tested: list[O.Value]) -> bool:
         """Whether `op` is ``math.sqrt(v)`` of an untested np.float64 `v` it must test
@@ -472,6 +462,16 @@ class FloatTests:
         )
 
     def _only_data(self, v: O.Value) -> bool:
+        def data(user: O.Op) -> bool:
+            return isinstance(user, (O.BinOp, O.UnaryOp, O.Phi, O.BuildTuple)) or (
+                isinstance(user, O.Call) and _math_function(user) is not None
+            )
+
+        return self._reaches_only(v, data, lambda user: isinstance(user, O.Return))
+
+    def _reaches_only(self, v: O.Value, onward: Callable[[O.Op], bool], end: Callable[[O.Op], bool]) -> bool:
+        """Whether every use of `v`, and of each `onward` use in turn, is `onward` (its
+        value followed further) or an `end` (not followed)."""
         seen: set[int] = set()
         stack = [v]
         while stack:
@@ -480,14 +480,11 @@ class FloatTests:
                 continue
             seen.add(id(x))
             for user in self.uses.get(x, []):
-                if isinstance(user, O.Return):
+                if end(user):
                     continue
-                if isinstance(user, (O.BinOp, O.UnaryOp, O.Phi, O.BuildTuple)) or (
-                    isinstance(user, O.Call) and _math_function(user) is not None
-                ):
-                    stack.append(user)
-                    continue
-                return False
+                if not onward(user):
+                    return False
+                stack.append(user)
         return True
 
     def checkpoint_between(self, first: O.Op, later: O.Op) -> bool:
