@@ -202,13 +202,32 @@ def test_a_deferred_warning_before_an_exception() -> None:
     assert native_ran(WARN_THEN_RAISE)
 
 
+def _stops_where_cpython_stops(f, args: tuple) -> None:  # type: ignore[no-untyped-def]
+    """With warnings as errors, CPython raises at the op that warns; the compiled call
+    must raise the same, with the same argument contents, and soon: an alarm turns a
+    native loop that runs on past that op (native loops see signals) into a failure."""
+    import signal
+
+    def late(signum, frame):  # type: ignore[no-untyped-def]
+        raise TimeoutError("native code ran on past the op that warns")
+
+    old = signal.signal(signal.SIGALRM, late)
+    signal.alarm(20)
+    try:
+        expected = run_with_warnings(f.py_func, args, strict=True)
+        actual = run_with_warnings(f, args, strict=True)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, old)
+    assert expected[0] == "raise"
+    _compare(f, args, expected, actual)
+
+
 def test_a_wrapped_int_deopts_where_it_wraps() -> None:
     # np.int64 products wrap with a warning. Deferred to the region's exit, the
     # wrapped value (2**40) would first set the length of the inner loop, where
     # CPython with warnings as errors stops at the product (found by a helper). The
     # alarm turns a run that does not stop into a failure (native loops see signals).
-    import signal
-
     f = build(
         """
 def f(a, b, x, out):
@@ -223,21 +242,7 @@ def f(a, b, x, out):
 """
     )
     check(f, np.array([2, 3]), np.array([3, 4]), np.ones(3), np.zeros(2))
-
-    def late(signum, frame):  # type: ignore[no-untyped-def]
-        raise TimeoutError("the wrapped product steered the loop")
-
-    args = (np.array([2**32 + 1]), np.array([2**40]), np.ones(3), np.zeros(1))
-    old = signal.signal(signal.SIGALRM, late)
-    signal.alarm(20)
-    try:
-        expected = run_with_warnings(f.py_func, args, strict=True)
-        actual = run_with_warnings(f, args, strict=True)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    assert expected[0] == "raise"
-    _compare(f, args, expected, actual)
+    _stops_where_cpython_stops(f, (np.array([2**32 + 1]), np.array([2**40]), np.ones(3), np.zeros(1)))
     assert native_ran(f)
 
 
@@ -245,8 +250,6 @@ def test_an_overflow_that_picks_a_loops_length_is_tested_at_once() -> None:
     # A product's overflow decides, through a comparison, how long the next loop runs
     # (found by a helper): deferred to the region's exit, range(2**40) ran first,
     # where CPython with warnings as errors stops at the product.
-    import signal
-
     f = build(
         """
 def f(a, x, out):
@@ -261,21 +264,7 @@ def f(a, x, out):
 """
     )
     check(f, np.array([1.0, 2.0]), np.ones(3), np.zeros(2))
-
-    def late(signum, frame):  # type: ignore[no-untyped-def]
-        raise TimeoutError("the deferred overflow steered the loop")
-
-    args = (np.array([1e200]), np.ones(3), np.zeros(1))
-    old = signal.signal(signal.SIGALRM, late)
-    signal.alarm(20)
-    try:
-        expected = run_with_warnings(f.py_func, args, strict=True)
-        actual = run_with_warnings(f, args, strict=True)
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-    assert expected[0] == "raise"
-    _compare(f, args, expected, actual)
+    _stops_where_cpython_stops(f, (np.array([1e200]), np.ones(3), np.zeros(1)))
     assert native_ran(f)
 
 
