@@ -8,6 +8,8 @@
  *   'i' int: one word (an int beyond int64 matches no 'i' slot)
  *   'w' an int in [0, 2**64), one word, its bits read as unsigned; as an argument only
  *       one in [2**63, 2**64) (smaller ones are 'i')
+ *   'W' (results only) an int in [-2**127, 2**127): two words, the low one and the high
+ *       one (two's complement)
  *   'b' bool: one word, 0 or 1
  *   'd' float: one word
  *   'n' None: no word
@@ -358,11 +360,23 @@ static void skip(const cb_slot *slots, int *at, int *n) {
             skip(slots, at, n);
     } else if (s->kind == 'A') {
         *n += 2 + 2 * s->count;
-    } else if (s->kind == 'c') {
+    } else if (s->kind == 'c' || s->kind == 'W') {
         *n += 2;
     } else if (s->kind != 'n') {
         *n += 1;
     }
+}
+
+/* The int high * 2**64 + low. */
+static PyObject *wide_int(unsigned long long low, long long high) {
+    PyObject *h = PyLong_FromLongLong(high), *sixty_four = PyLong_FromLong(64), *l = PyLong_FromUnsignedLongLong(low);
+    PyObject *shifted = h && sixty_four ? PyNumber_Lshift(h, sixty_four) : NULL;
+    PyObject *out = shifted && l ? PyNumber_Or(shifted, l) : NULL;
+    Py_XDECREF(h);
+    Py_XDECREF(sixty_four);
+    Py_XDECREF(l);
+    Py_XDECREF(shifted);
+    return out;
 }
 
 /* Box the value whose words start at `w[*n]`, by the slots from `*at` on. */
@@ -378,6 +392,10 @@ static PyObject *box(const cb_slot *slots, int *at, const cb_word *w, int *n, cb
         return PyLong_FromLongLong(w[(*n)++].i);
     case 'w':
         return PyLong_FromUnsignedLongLong((unsigned long long)w[(*n)++].i);
+    case 'W': {
+        unsigned long long low = (unsigned long long)w[(*n)++].i;
+        return wide_int(low, w[(*n)++].i);
+    }
     case 'b':
         return PyBool_FromLong(w[(*n)++].i != 0);
     case 'd':
@@ -745,7 +763,7 @@ static int read_slot(PyObject *item, cb_slot *s, PyObject *keep, int result) {
     PyObject *type, *dtype;
     if (!PyArg_ParseTuple(item, "siOOiin", &kind, &s->count, &type, &dtype, &s->writeable, &s->unit, &s->itemsize))
         return -1;
-    const char *kinds = result ? "iwbdncFIBtuA" : "iwbdncFIBtA";
+    const char *kinds = result ? "iwWbdncFIBtuA" : "iwbdncFIBtA";
     if (strlen(kind) != 1 || !strchr(kinds, kind[0]) || !PyType_Check(type) || s->count < 0 || (kind[0] == 'A' && (s->count < 1 || s->count > 32))) {
         PyErr_SetString(PyExc_ValueError, "a slot that the C entry does not know");
         return -1;

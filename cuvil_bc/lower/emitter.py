@@ -22,8 +22,9 @@ from typing import Callable, Protocol
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, BOTTOM, FLOAT, INT, UINT, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
+from ..typing.types import BOOL, BOTTOM, FLOAT, INT, UINT, INT128, NP_F64, NP_I64, ArrayType, TupleType, Type, UnionType, base, options
 from .ltypes import F64, I1, I8, I32, I64, declare, llvm_type, math_function
+from . import int128
 from ..abi import DEOPT_KIND_SHIFT, FLOAT_SUSPICION_DEOPT, SPECULATIVE_DEOPT as SPECULATIVE
 
 DEOPT = 1
@@ -420,6 +421,8 @@ class Emitter:
         if t == UINT:  # as an int64: one of 2**63 or more deopts
             self.deopt_if(self.builder.icmp_signed("<", val, self.i64(0)))
             return val
+        if t == INT128:  # (so does one beyond int64)
+            return int128.to_int(self, (val, t))
         assert t == INT, t
         return val
 
@@ -446,6 +449,8 @@ class Emitter:
             return val
         if t in (BOOL, UINT):
             return self.builder.uitofp(val, F64)  # (correctly rounded, as int.__float__)
+        if t == INT128:  # (one beyond int64 deopts: its rounding would need a library call)
+            return self.builder.sitofp(self.as_int(v), F64)
         assert t == INT, t
         if known_int(val):  # (x /= -1: LLVM makes x * -1.0 an fneg)
             return self.float_constant(float(val.constant))  # type: ignore[attr-defined]
@@ -457,6 +462,8 @@ class Emitter:
             return val
         if src == BOTTOM:
             return ir.Constant(llvm_type(dst), ir.Undefined)
+        if dst == INT128 and src in (INT, UINT):  # (typing.types.join widens them)
+            return int128.coerce(self, val, src)
         if isinstance(src, ArrayType) and src.unit_stride and src.any_stride() in options(dst):
             src = src.any_stride()  # the same struct: only the promise is dropped
             if src == dst:

@@ -15,8 +15,8 @@ from ..abi import FLOAT_SUSPICION_DEOPT
 from ..ir import ops as O
 from ..ir.function import BasicBlock
 from ..typing.infer import value_type
-from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
-from . import complexes
+from ..typing.types import BOOL, COMPLEX, FLOAT, INT, UINT, INT128, ITEMSIZE, NONE, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from . import complexes, int128
 from .emitter import Emitter, Typed, is_finite, known_int, not_finite
 from .ltypes import F32, F64, I1, I64
 from .powers import c_pow
@@ -41,6 +41,8 @@ def truth(em: Emitter, v: Typed) -> ir.Value:
         return val
     if t in (INT, UINT):
         return b.icmp_signed("!=", val, em.i64(0))
+    if t == INT128:
+        return int128.truth(em, v)
     if t == FLOAT:
         return b.fcmp_unordered("!=", val, em.f64(0.0))  # NaN is true
     if t == NONE:
@@ -71,6 +73,8 @@ def unary(em: Emitter, op: str, v: Typed) -> Typed:
         return v[0], FLOAT
     if v[1] == UINT and op == "+":
         return v
+    if v[1] == INT128:
+        return int128.unary(em, op, v)
     x = em.as_int(v)
     if op == "-":
         return em.checked("ssub", em.i64(0), x), INT
@@ -106,6 +110,8 @@ def binop(em: Emitter, op: str, a: Typed, c: Typed, result: Type) -> Typed:
         return _concat(em, a, c)
     if COMPLEX in (a[1], c[1]):
         return complexes.binop(em, op, a, c)
+    if INT128 in (a[1], c[1]):
+        return int128.binop(em, op, a, c)
     if UINT in (a[1], c[1]) and FLOAT not in (a[1], c[1]):
         return uint_binop(em, op, a, c, result)
     if op in ("&", "|", "^") and a[1] == BOOL and c[1] == BOOL:
@@ -739,6 +745,8 @@ def compare(em: Emitter, op: str, a: Typed, c: Typed) -> ir.Value:
         if op == "!=":
             return b.fcmp_unordered("!=", x, y)
         return b.fcmp_ordered(op, x, y)
+    if INT128 in (ta, tc):
+        return int128.compare(em, op, a, c)
     if UINT in (ta, tc):
         return _uint_compare(em, op, a, c)
     return b.icmp_signed(op, em.as_int(a), em.as_int(c))

@@ -20,7 +20,7 @@ from . import rules
 from .creation import creation
 from .primitives import creator_name, lookup, method, result_type
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, NONE, UINT, UINT64_MAX, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, BoundMethod, ExcType, ObjType, TupleType, UnionType,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, INT64_MAX, INT64_MIN, INT128_MAX, INT128_MIN, NONE, UINT, UINT64_MAX, INT128, RANGE, RANGE_ITER, UNDEF, ArrayMethod, ArrayType, BoundMethod, ExcType, ObjType, TupleType, UnionType,
     Type, base, constant_typeof, holds_array, is_index, join, options, typeof, union_of,
 )
 
@@ -38,6 +38,8 @@ def const_type(value: object) -> Type:
         return ObjType(value)
     if type(value) is int and INT64_MAX < value <= UINT64_MAX:  # type: ignore[operator]
         return UINT  # (a mask: 0xFFFFFFFFFFFFFFFF; never an argument's type)
+    if type(value) is int and INT128_MIN <= value <= INT128_MAX and not INT64_MIN <= value <= UINT64_MAX:  # type: ignore[operator]
+        return INT128  # (``1 << 64``; never an argument's type either)
     return constant_typeof(value)
 
 
@@ -281,7 +283,7 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
         raise Unsupported("assignment to a row of an array (NumPy broadcasts it)")
     # NumPy converts any number into an array of any of these dtypes (an int array
     # truncates a float); values it cannot convert deopt (arrays.store_element).
-    if base(value) not in (INT, BOOL, FLOAT):
+    if base(value) not in (INT, BOOL, FLOAT, INT128):  # (an int128 beyond int64 deopts)
         raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
 

@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any, Protocol, Union
 
 from .types import (
-    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, BoundMethod,
+    BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, INT128, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, BoundMethod,
     ArrayType, ExcType, NpScalar, ObjType, TupleType, Type, UnionType,
 )
 
@@ -189,6 +189,31 @@ class _UnsignedModel(_Scalar):
 
 
 _MASK64 = (1 << 64) - 1
+
+
+class _Int128Model(_Crossing):
+    """A `INT128` int: its 128 bits in two words, the low word, then the high word (two's
+    complement). Never an argument (the C entry's slot ``W`` is a result only)."""
+
+    def layout(self, t: Type) -> Layout:
+        return (WORD, WORD)
+
+    def unboxable(self, t: Type) -> bool:
+        return False
+
+    def entry_slots(self, t: Type, out: list[tuple[Any, ...]]) -> None:
+        out.append(("W", 0, int, None, 0, 0, 0))
+
+    def box_expr(self, t: Type, offset: int) -> str:
+        return f"((o[{offset}].i & 0xFFFFFFFFFFFFFFFF) | (o[{offset + 1}].i << 64))"
+
+    def rebuild(self, t: Type, w: Any, k: int, arrays: Arrays | None, owns: bool) -> Any:
+        return (int(w[k].i) & _MASK64) | (int(w[k + 1].i) << 64)
+
+    def leaf_values(self, value: object, t: Type) -> Any:
+        v = int(value)  # type: ignore[call-overload]
+        low, high = v & _MASK64, v >> 64
+        return (low - (1 << 64) if low >> 63 else low, high)  # (each word as an i64 constant)
 
 
 class _NoneModel(_Crossing):
@@ -436,6 +461,7 @@ _BY_TYPE: dict[Type, Model] = {
     BOOL: _Scalar(BIT, "b", bool, lambda w: w.i != 0, "(o[{k}].i != 0)"),
     INT: _Scalar(WORD, "i", int, lambda w: int(w.i), "o[{k}].i"),
     UINT: _UnsignedModel(),
+    INT128: _Int128Model(),
     FLOAT: _Scalar(REAL, "d", float, lambda w: float(w.d), "o[{k}].d"),
     COMPLEX: ComplexModel(),
     NONE: _NoneModel(),

@@ -5,7 +5,7 @@ them. Unions are split by the caller (`infer.py`), one combination at a time.
 from __future__ import annotations
 
 from ..errors import Unsupported
-from .types import BOOL, COMPLEX, FLOAT, INT, NONE, UINT, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
+from .types import BOOL, COMPLEX, FLOAT, INT, NONE, UINT, INT128, NP_BOOL, NP_F64, NP_I64, NpScalar, ObjType, TupleType, Type, UnionType, base
 
 NUMERIC = (BOOL, INT, FLOAT)
 #: The operators CPython's complex numbers have, and cuvil_bc compiles (``**`` does not).
@@ -16,6 +16,14 @@ INT_OPS = ("+", "-", "*", "//", "%", "<<", ">>", "&", "|", "^")
 def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
     if isinstance(a, NpScalar) or isinstance(b, NpScalar):
         return _numpy_binop_type(op, a, b)
+    if INT128 in (a, b) and a in WIDE_INTEGRAL + (INT128,) and b in WIDE_INTEGRAL + (INT128,):
+        if op in INT128_OPS:
+            return INT128
+        if op in ("//", "%") and power_of_two(rhs_const):
+            # (a floor shift and a mask, for ints of any sign; a remainder below
+            # 2**64 is a uint: ``x % (1 << 64)``)
+            return UINT if op == "%" and rhs_const <= 1 << 64 else INT128  # type: ignore[operator]
+        raise Unsupported(f"'{op}' with an int beyond 64 bits" + (" (by other than a constant power of two)" if op in ("//", "%") else ""))
     if UINT in (a, b) and a in WIDE_INTEGRAL + (FLOAT,) and b in WIDE_INTEGRAL + (FLOAT,):
         return uint_binop_type(op, a, b, rhs_const)
     if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
@@ -48,6 +56,12 @@ def binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
 
 #: The int types, with `UINT` (an int in [0, 2**64), what a mask gives).
 WIDE_INTEGRAL = (BOOL, INT, UINT)
+#: The operators on a `INT128` int (128 bits) that compile, with a `INT128` result.
+INT128_OPS = ("+", "-", "*", "&", "|", "^", "<<", ">>")
+
+
+def power_of_two(c: object) -> bool:
+    return type(c) is int and c > 0 and c & (c - 1) == 0
 
 
 def uint_binop_type(op: str, a: Type, b: Type, rhs_const: object = None) -> Type:
@@ -173,6 +187,8 @@ def unary_type(op: str, a: Type) -> Type:
         return INT
     if a == UINT:
         return UINT if op == "+" else INT  # (-u and ~u fit int64 for u < 2**63; beyond, deopt)
+    if a == INT128:
+        return INT128
     if a in (FLOAT, COMPLEX) and op in ("-", "+"):
         return a
     raise Unsupported(f"unary '{op}' of {a}")
@@ -200,6 +216,8 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
         return BOOL
     if UINT in (a, b) and a in WIDE_INTEGRAL + (FLOAT,) and b in WIDE_INTEGRAL + (FLOAT,) and op in ("<", "<=", ">", ">=", "==", "!="):
         return BOOL
+    if INT128 in (a, b) and a in WIDE_INTEGRAL + (INT128,) and b in WIDE_INTEGRAL + (INT128,) and op in ("<", "<=", ">", ">=", "==", "!="):
+        return BOOL
     if COMPLEX in (a, b) and a in NUMERIC + (COMPLEX,) and b in NUMERIC + (COMPLEX,):
         if op in ("==", "!="):
             return BOOL
@@ -212,6 +230,6 @@ def compare_type(op: str, a: Type, b: Type) -> Type:
 
 
 def truth_ok(a: Type) -> None:
-    if a in NUMERIC or a in (NONE, COMPLEX, UINT) or isinstance(a, (TupleType, NpScalar)):
+    if a in NUMERIC or a in (NONE, COMPLEX, UINT, INT128) or isinstance(a, (TupleType, NpScalar)):
         return
     raise Unsupported(f"truth value of {a}")

@@ -1,7 +1,7 @@
 """The types of cuvil_bc's typed IR.
 
 Scalars (`BOOL`, `INT` = int64 with overflow checks, `UINT` = an int in [0, 2**64),
-`FLOAT` = IEEE double, `COMPLEX` = two of them, `NONE`),
+`INT128` = an int in [-2**127, 2**127) with overflow checks, `FLOAT` = IEEE double, `COMPLEX` = two of them, `NONE`),
 tuples of types, and unions of those where CPython's value may have either type
 (``x = 0`` then ``x += 0.5`` in a loop). `ObjType` is a compile-time object (a module, a
 function) with no run-time representation. `UNDEF` marks a possibly unbound local and
@@ -18,6 +18,8 @@ from ..errors import Unsupported
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 UINT64_MAX = 2**64 - 1
+INT128_MIN = -(2**127)
+INT128_MAX = 2**127 - 1
 MAX_UNION = 4
 
 
@@ -38,6 +40,11 @@ INT = Scalar("int")
 #: A Python int known to lie in [0, 2**64): its 64 bits, read as unsigned. What masking
 #: gives (``x & 0xFFFFFFFFFFFFFFFF``); a constant beyond int64 below 2**64 is one.
 UINT = Scalar("uint")
+#: A Python int known to lie in [-2**127, 2**127): 128 bits in two words (the low
+#: word, then the high word, two's complement). What a constant beyond 64 bits gives
+#: (``h - (1 << 64)``), and arithmetic with one: each operation deoptimises where
+#: CPython's value would leave the range.
+INT128 = Scalar("int128")
 FLOAT = Scalar("float")
 COMPLEX = Scalar("complex")
 NONE = Scalar("None")
@@ -212,6 +219,8 @@ def join(a: Type, b: Type) -> Type:
     if a == b:
         return a
     members = {str(o): o for o in options(a) + options(b)}
+    if str(INT128) in members and all(o in (INT, UINT, INT128) for o in members.values()):
+        return INT128  # (all of them the same Python type: the widest holds every value)
     if len(members) > 1 and any(isinstance(o, TupleType) and holds_array(o) for o in members.values()):
         raise Unsupported(f"a value that may be {a} or {b}")  # a tuple of arrays, or something else
     arrays = [o for o in members.values() if isinstance(o, ArrayType)]
@@ -370,7 +379,7 @@ def parse_signature(text: str) -> tuple[Type, ...]:
     return tuple(out)
 
 
-_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, UINT, FLOAT, COMPLEX, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
+_SCALARS_BY_NAME = {str(t): t for t in (BOOL, INT, UINT, INT128, FLOAT, COMPLEX, NONE, RANGE, RANGE_ITER, UNDEF, BOTTOM)}
 
 
 def parse_type(text: str) -> Type:
