@@ -127,19 +127,29 @@ class Measurement:
     result: Any
     first_call: float  # seconds; includes compilation for JIT engines
     steady: float  # best seconds per call
+    stages: dict[str, float] | None = None  # cuvil_bc: the first call's seconds per compile stage
 
 
-def measure(fn: Kernel, args: tuple[Any, ...], settings: Settings, *, jit: bool) -> Measurement:
+def measure(
+    fn: Kernel, args: tuple[Any, ...], settings: Settings, *, jit: bool,
+    stage_clock: Callable[[], dict[str, float]] | None = None,
+) -> Measurement:
     """Measure first-call latency and steady-state time of ``fn(*args)``.
 
     For a JIT engine the first call includes compilation, so it cannot serve
-    as a calibration hint for the steady-state loop.
+    as a calibration hint for the steady-state loop. With `stage_clock` (cuvil_bc's
+    seconds per compile stage so far), the first call's share of each stage too.
     """
+    before = stage_clock() if stage_clock else None
     result, first = timed_call(fn, args)
+    stages = None
+    if stage_clock and before is not None:
+        after = stage_clock()
+        stages = {k: after[k] - before.get(k, 0.0) for k in after}
     steady = best_seconds_per_call(
         call_timer(fn, args), settings.repeats, settings.min_time, None if jit else first
     )
-    return Measurement(result=result, first_call=first, steady=steady)
+    return Measurement(result=result, first_call=first, steady=steady, stages=stages)
 
 
 # --------------------------------------------------------------------------
@@ -304,7 +314,7 @@ def bench_kernel(
 
     try:
         dispatcher = cuvil.compile(getattr(plain, name))
-        report.cuvil = measure(dispatcher, args, settings, jit=True)
+        report.cuvil = measure(dispatcher, args, settings, jit=True, stage_clock=stage_clock(cuvil))
         # Check a warm call too, in case the first call took a different path.
         results = [report.cuvil.result, dispatcher(*args)]
         report.native = native_calls(dispatcher) > 0
@@ -334,6 +344,32 @@ def bench_kernel(
                 print(f"  note: numba result differs from CPython on {name}: "
                       f"{show_value(report.numba.result)} vs {show_value(expected)}")
     return report
+
+
+def stage_clock(cuvil: Any) -> Callable[[], dict[str, float]] | None:
+    """cuvil_bc's seconds per compile stage so far (`cuvil_bc.stages`), if it has them."""
+    try:
+        from cuvil_bc.stages import seconds
+    except ImportError:
+        return None
+    return seconds
+
+
+def print_stages(reports: Sequence[KernelReport]) -> None:
+    """Where cuvil_bc's first calls spent their time: each compile stage's median over
+    the kernels, and its share of the summed first-call time ("rest": the dispatch,
+    the C entry's signature, running the call)."""
+    measured = [r.cuvil for r in reports if r.cuvil is not None and r.cuvil.stages is not None]
+    if not measured:
+        return
+    names = list(measured[0].stages or {})
+    total = sum(m.first_call for m in measured)
+    rows = {n: [(m.stages or {})[n] for m in measured] for n in names}
+    rows["rest"] = [m.first_call - sum((m.stages or {}).values()) for m in measured]
+    print()
+    print(f"first-call time by stage (cuvil_bc, {len(measured)} kernels): median ms, share of the total")
+    for n, values in rows.items():
+        print(f"  {n:<18} {statistics.median(values) * 1e3:7.1f} ms  {100 * sum(values) / total:5.1f}%")
 
 
 def warm_up(jits: dict[str, JitFactory]) -> None:
@@ -639,6 +675,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print()
     print_kernel_table(reports, njit is not None)
+    print_stages(reports)
 
     print()
     import_ratio = measure_import_ratio(cuvil_bc, njit is not None, settings)

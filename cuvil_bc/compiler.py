@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import cancel, pipeline
+from .stages import stage
 from .errors import CompileError, Unsupported
 from .ir import format_function
 from .opt.specialize import Guard
@@ -225,7 +226,8 @@ class Compiler:
 
         with self.lock:
             cancel.check()  # (between phases: see cancel.py)
-            spec = self.typed(pyfunc, argtypes)
+            with stage("typing"):
+                spec = self.typed(pyfunc, argtypes)
             if spec.entry is not None:
                 return spec
             ret = spec.return_type
@@ -240,7 +242,8 @@ class Compiler:
                     # module reached the JIT: new names, so that nothing is defined twice.
                     s.symbol = f"cb.{s.pyfunc.__qualname__}.{next(_symbols)}"
                 s.attempted = True
-            module, entry, words_entry = self.lower(spec, pending)
+            with stage("lowering"):
+                module, entry, words_entry = self.lower(spec, pending)
             optimized = jit.compile(module)
             spec.entry_address = jit.address(entry)
             spec.words_entry_address = jit.address(words_entry) if words_entry is not None else 0

@@ -270,3 +270,18 @@ def test_every_interpreted_function_in_the_report_says_why() -> None:
     assert record.row()["reason"].startswith("not hot")
     record.hot = True  # queued or compiling in the background when the report is made
     assert record.row()["reason"] == "compiling when the program ended"
+
+
+def test_a_compile_is_timed_by_stage() -> None:
+    """Each stage of a compile adds to `cuvil_bc.stages.seconds()` (benchmarks/run.py
+    prints the first calls' split), and a call that compiles nothing adds nothing."""
+    from cuvil_bc import stages
+
+    f = cuvil_bc.compile(first_item)
+    before = stages.seconds()
+    f((1.5, 2))
+    middle = stages.seconds()
+    assert set(middle) == set(stages.STAGES)
+    assert all(middle[s] > before[s] for s in stages.STAGES), (before, middle)
+    f((2.5, 3))
+    assert stages.seconds() == middle

@@ -16,6 +16,7 @@ import llvmlite.binding as llvm
 from llvmlite import ir
 
 from .. import cancel, priority
+from ..stages import stage
 
 _lock = threading.RLock()
 _jit: "JIT | None" = None
@@ -48,33 +49,36 @@ class JIT:
         """Verify, optimise and load `module`; return its optimised LLVM IR text."""
         cancel.check()
         check_headroom()
-        text = str(module)
-        late = _late_text(module)
+        with stage("lowering"):  # (llvmlite's IR, as the text LLVM parses)
+            text = str(module)
+            late = _late_text(module)
         with priority.paused():  # (LLVM runs without the GIL: see priority.py)
-            mod = llvm.parse_assembly(text)
-            mod.verify()
-            pto = llvm.create_pipeline_tuning_options(speed_level=2)
-            pb = llvm.create_pass_builder(self.tm, pto)
-            quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
-            with _tuned_options(), quiet:
-                pb.getModulePassManager().run(mod, pb)
-                if late:
-                    side = llvm.parse_assembly(late)
-                    side.triple, side.data_layout = mod.triple, mod.data_layout
-                    mod.link_in(side)
-                if _VARIANTS in text or late:
-                    _inline_variants(mod, pb)
-            cancel.check()  # (between optimisation and code generation: see cancel.py)
-            _check_externals(mod, self.defined)
-            optimized = str(mod)
-            with _lock:
-                self.engine.add_module(mod)
-                self.engine.finalize_object()
-                self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
-                # The machine code stays loaded (and its symbols resolvable by later
-                # modules); the engine no longer keeps the module's IR, which was most
-                # of the memory a compiled function kept for the life of the process.
-                self.engine.remove_module(mod)
+            with stage("llvm-optimisation"):
+                mod = llvm.parse_assembly(text)
+                mod.verify()
+                pto = llvm.create_pipeline_tuning_options(speed_level=2)
+                pb = llvm.create_pass_builder(self.tm, pto)
+                quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
+                with _tuned_options(), quiet:
+                    pb.getModulePassManager().run(mod, pb)
+                    if late:
+                        side = llvm.parse_assembly(late)
+                        side.triple, side.data_layout = mod.triple, mod.data_layout
+                        mod.link_in(side)
+                    if _VARIANTS in text or late:
+                        _inline_variants(mod, pb)
+                cancel.check()  # (between optimisation and code generation: see cancel.py)
+                _check_externals(mod, self.defined)
+                optimized = str(mod)
+            with stage("machine-code"):
+                with _lock:
+                    self.engine.add_module(mod)
+                    self.engine.finalize_object()
+                    self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
+                    # The machine code stays loaded (and its symbols resolvable by later
+                    # modules); the engine no longer keeps the module's IR, which was most
+                    # of the memory a compiled function kept for the life of the process.
+                    self.engine.remove_module(mod)
         return optimized
 
     def assembly(self, optimized: str) -> str:
