@@ -7,6 +7,7 @@ compiled earlier by its symbol name.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import threading
 import weakref
@@ -17,6 +18,7 @@ from llvmlite import ir
 
 from .. import cancel, priority
 from ..stages import stage
+from . import objload
 
 _lock = threading.RLock()
 _jit: "JIT | None" = None
@@ -35,6 +37,7 @@ class JIT:
         )
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
         self.defined: set[str] = set()  # functions defined by modules already loaded
+        self.symbols: dict[str, int] = {}  # what objload.py loaded: name -> address
         from .runtime import register_symbols
 
         register_symbols()
@@ -71,15 +74,39 @@ class JIT:
                 _check_externals(mod, self.defined)
                 optimized = str(mod)
             with stage("machine-code"):
+                obj = self.tm.emit_object(mod)
                 with _lock:
-                    self.engine.add_module(mod)
-                    self.engine.finalize_object()
+                    try:
+                        found = objload.load(obj, self._resolve)
+                    except objload.NotLoadable:
+                        found = None
+                    if found is None:  # (LLVM's own loader: MCJIT)
+                        self.engine.add_module(mod)
+                        self.engine.finalize_object()
+                        # The machine code stays loaded (and its symbols resolvable by
+                        # later modules); the engine no longer keeps the module's IR.
+                        self.engine.remove_module(mod)
+                    else:
+                        self.symbols.update(found)
+                        for name, address in found.items():
+                            llvm.add_symbol(name, address)  # (for a module MCJIT loads)
                     self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
-                    # The machine code stays loaded (and its symbols resolvable by later
-                    # modules); the engine no longer keeps the module's IR, which was most
-                    # of the memory a compiled function kept for the life of the process.
-                    self.engine.remove_module(mod)
         return optimized
+
+    def _resolve(self, name: str) -> int | None:
+        """The address of a symbol that a module uses and does not define: compiled
+        code loaded before it, the runtime's functions, the C library's."""
+        found = self.symbols.get(name)
+        if found:
+            return found
+        from .runtime import RUNTIME_SYMBOLS, ffi, lib
+
+        if name in RUNTIME_SYMBOLS:
+            return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+        if name in self.defined:
+            return self.engine.get_function_address(name) or None
+        function = c_function(name)
+        return ctypes.cast(function, ctypes.c_void_p).value if function is not None else None
 
     def assembly(self, optimized: str) -> str:
         """Machine code for optimised IR text, as `compile` produced it. Only for
@@ -87,7 +114,7 @@ class JIT:
         return self.tm.emit_assembly(llvm.parse_assembly(optimized))
 
     def address(self, name: str) -> int:
-        addr = self.engine.get_function_address(name)
+        addr = self.symbols.get(name) or self.engine.get_function_address(name)
         if not addr:
             raise AssertionError(f"JIT has no symbol {name}")
         return addr

@@ -1,0 +1,102 @@
+"""The loader of compiled machine code (lower/objload.py): relocatable objects from
+LLVM, loaded without LLVM. Every compile uses it (LLVM's MCJIT only where it refuses
+an object), so the whole suite runs its code; these tests cover what the suite
+cannot reach: its refusals, the fallback to MCJIT, and calls between code that
+each loader loaded."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Callable
+
+import llvmlite.binding as llvm
+import pytest
+
+from cuvil_bc.lower import jit, objload
+from cuvil_bc.testing import check, compile_source
+
+MODULE = """
+@counter = global i64 0
+@table = private unnamed_addr constant [4 x double] [double 1.5, double 2.5, double 4.0, double 8.0]
+declare double @pow(double, double)
+declare i64 @helper(i64)
+
+define double @f(i64 %k, double %x) {
+  %c = load i64, ptr @counter
+  %c1 = add i64 %c, 1
+  store i64 %c1, ptr @counter
+  %p = getelementptr [4 x double], ptr @table, i64 0, i64 %k
+  %t = load double, ptr %p
+  %y = call double @pow(double %x, double %t)
+  %h = call i64 @helper(i64 %k)
+  %hf = sitofp i64 %h to double
+  %r = fadd double %y, %hf
+  ret double %r
+}
+
+define i64 @count() {
+  %c = load i64, ptr @counter
+  ret i64 %c
+}
+"""
+
+HELPER = ctypes.CFUNCTYPE(ctypes.c_int64, ctypes.c_int64)(lambda k: 100 * k)
+
+
+def _object(text: str) -> bytes:
+    machine = jit.get_jit().tm
+    module = llvm.parse_assembly(text)
+    module.triple, module.data_layout = llvm.get_process_triple(), str(machine.target_data)
+    return machine.emit_object(module)
+
+
+def _resolve(name: str) -> int | None:
+    if name == "helper":
+        return ctypes.cast(HELPER, ctypes.c_void_p).value
+    function = jit.c_function(name)
+    return ctypes.cast(function, ctypes.c_void_p).value if function is not None else None
+
+
+def test_code_constants_data_and_external_calls() -> None:
+    found = objload.load(_object(MODULE), _resolve)
+    assert set(found) == {"f", "count", "counter"}
+    f = ctypes.CFUNCTYPE(ctypes.c_double, ctypes.c_int64, ctypes.c_double)(found["f"])
+    count = ctypes.CFUNCTYPE(ctypes.c_int64)(found["count"])
+    assert f(2, 3.0) == 3.0**4.0 + 200
+    assert f(0, 2.0) == 2.0**1.5
+    assert count() == 2 and ctypes.c_int64.from_address(found["counter"]).value == 2
+
+
+def test_what_it_refuses() -> None:
+    with pytest.raises(objload.NotLoadable, match="no address for helper"):
+        objload.load(_object(MODULE), lambda name: None if name == "helper" else _resolve(name))
+    with pytest.raises(objload.NotLoadable, match="not a little-endian x86-64"):
+        objload.load(b"\x7fELF" + bytes(60), _resolve)
+
+
+def test_mcjit_loads_what_the_loader_refuses_and_calls_go_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A callee loaded by one loader and its caller by the other: each finds the
+    other's symbol. (Each function's first call compiles it in a module of its own.)"""
+    callee = compile_source("def g(x):\n    return x * 3 + 1\n", name="g")
+    real = objload.load
+
+    def refuse(obj: bytes, resolve: object) -> dict[str, int]:
+        raise objload.NotLoadable("refused by the test")
+
+    monkeypatch.setattr(objload, "load", refuse)
+    check(callee, 5)  # loaded by MCJIT
+    asked: list[str] = []
+
+    def spy(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
+        return real(obj, lambda name: asked.append(name) or resolve(name))
+
+    monkeypatch.setattr(objload, "load", spy)
+    caller = compile_source("def h(x):\n    return g(x) + g(x + 1)\n", name="h", g=callee)
+    check(caller, 7)  # loaded here, calling MCJIT's code
+    assert any(name.startswith("cb.g.") for name in asked), asked  # (a call by symbol)
+
+    other = compile_source("def g2(x):\n    return x - 4\n", name="g2")
+    check(other, 1)  # loaded here
+    monkeypatch.setattr(objload, "load", refuse)
+    caller2 = compile_source("def h2(x):\n    return g2(x) * 2\n", name="h2", g2=other)
+    check(caller2, 9)  # loaded by MCJIT, calling this loader's code
