@@ -462,8 +462,6 @@ class Emitter:
             return val
         if src == BOTTOM:
             return ir.Constant(llvm_type(dst), ir.Undefined)
-        if dst == INT128 and src in (INT, UINT):  # (typing.types.join widens them)
-            return int128.coerce(self, val, src)
         if isinstance(src, ArrayType) and src.unit_stride and src.any_stride() in options(dst):
             src = src.any_stride()  # the same struct: only the promise is dropped
             if src == dst:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from llvmlite import ir
 
-from ..typing.types import BOOL, INT, UINT, INT128, Type, base
+from ..typing.types import BOOL, INT, UINT, INT128, base
 from .ltypes import llvm_type
 
 if TYPE_CHECKING:  # (the emitter converts int128 values with this module)
@@ -55,11 +55,6 @@ def to_int(em: Emitter, v: Typed) -> ir.Value:
     low = b.trunc(x, I64)
     em.deopt_if(b.icmp_signed("!=", b.sext(low, I128), x))
     return low
-
-
-def coerce(em: Emitter, val: ir.Value, src: Type) -> ir.Value:
-    """A value of the int type `src` as a `INT128` one."""
-    return pack(em, widen(em, (val, src)))
 
 
 def constant(v: Typed) -> int | None:

@@ -283,7 +283,7 @@ def store_type(seq: Type, index: Type, value: Type) -> Type:
         raise Unsupported("assignment to a row of an array (NumPy broadcasts it)")
     # NumPy converts any number into an array of any of these dtypes (an int array
     # truncates a float); values it cannot convert deopt (arrays.store_element).
-    if base(value) not in (INT, BOOL, FLOAT, INT128):  # (an int128 beyond int64 deopts)
+    if base(value) not in (INT, BOOL, FLOAT, UINT, INT128):  # (an int beyond int64 deopts)
         raise Unsupported(f"storing a {value} into an {seq}")
     return NONE
 

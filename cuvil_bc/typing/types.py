@@ -219,8 +219,6 @@ def join(a: Type, b: Type) -> Type:
     if a == b:
         return a
     members = {str(o): o for o in options(a) + options(b)}
-    if str(INT128) in members and all(o in (INT, UINT, INT128) for o in members.values()):
-        return INT128  # (all of them the same Python type: the widest holds every value)
     if len(members) > 1 and any(isinstance(o, TupleType) and holds_array(o) for o in members.values()):
         raise Unsupported(f"a value that may be {a} or {b}")  # a tuple of arrays, or something else
     arrays = [o for o in members.values() if isinstance(o, ArrayType)]
