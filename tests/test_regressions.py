@@ -526,3 +526,12 @@ def test_an_index_that_is_a_union_of_numpy_ints() -> None:
     check(f, np.array([3, -1], dtype=np.int32), parent, m)
     check(f, np.array([7], dtype=np.int32), parent, m)  # IndexError
     assert native_ran(f)
+
+
+def test_constant_folding_does_not_run_a_deprecated_operator() -> None:
+    """``~`` of a bool warns (DeprecationWarning, 3.12 on) on every run. Folding
+    ``~(1 >= -5)`` ran it once, at compile time, from constfold.py: later calls did
+    not warn at all (found by a helper's expression fuzzer)."""
+    f = compile_source("def f(x):\n    return x + ~(1 >= -5)\n")
+    for _ in range(3):
+        check(f, 3, native=False)

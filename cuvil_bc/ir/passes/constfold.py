@@ -96,6 +96,8 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
                 return _NOFOLD
             result = binary(op.op).apply(*vals)
         elif isinstance(op, O.UnaryOp):
+            if op.op == "~" and type(vals[0]) is bool:
+                return _NOFOLD  # (DeprecationWarning since 3.12: each run warns)
             result = unary(op.op).apply(*vals)
         elif isinstance(op, O.Compare):
             if op.op in ("is", "is not") and not all(v is None or isinstance(v, bool) for v in vals):
