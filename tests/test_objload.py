@@ -100,3 +100,13 @@ def test_mcjit_loads_what_the_loader_refuses_and_calls_go_both_ways(monkeypatch:
     monkeypatch.setattr(objload, "load", refuse)
     caller2 = compile_source("def h2(x):\n    return g2(x) * 2\n", name="h2", g2=other)
     check(caller2, 9)  # loaded by MCJIT, calling this loader's code
+
+
+def test_pages_that_cannot_be_made_executable_go_to_mcjit(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A process whose policy refuses executable pages to mprotect (W^X) gets LLVM's
+    loader, as before the loader existed, instead of an internal error."""
+    monkeypatch.setattr(objload._libc, "mprotect", lambda *args: -1)
+    with pytest.raises(objload.NotLoadable, match="mprotect failed"):
+        objload.load(_object(MODULE), _resolve)
+    f = compile_source("def f(x):\n    return x * 7 - 2\n")
+    check(f, 6)

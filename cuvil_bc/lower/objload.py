@@ -87,7 +87,7 @@ def load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
         bounds.append((start, size))
     base = _libc.mmap(None, max(size, _PAGE), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
     if base in (None, _MAP_FAILED):
-        raise MemoryError("mmap failed for compiled code")
+        raise NotLoadable(f"mmap failed (errno {ctypes.get_errno()})")
     try:
         return _relocate(obj, sections, loaded, base, bounds, resolve)
     except BaseException:
@@ -138,7 +138,7 @@ def _relocate(obj: bytes, sections: list[_Section], loaded: list[_Section], base
     for kind, protection in ((0, mmap.PROT_READ | mmap.PROT_EXEC), (1, mmap.PROT_READ)):
         start, end = bounds[kind]
         if end > start and _libc.mprotect(base + start, end - start, protection) != 0:
-            raise OSError(ctypes.get_errno(), "mprotect failed for compiled code")
+            raise NotLoadable(f"mprotect failed (errno {ctypes.get_errno()})")  # (a W^X policy, say)
     out = {}
     for name_offset, info, _, shndx, value, _ in symbols:
         if info >> 4 != _STB_LOCAL and shndx not in (_SHN_UNDEF, _SHN_ABS) and sections[shndx].address:
