@@ -68,10 +68,59 @@ def test_code_constants_data_and_external_calls() -> None:
 
 
 def test_what_it_refuses() -> None:
-    with pytest.raises(objload.NotLoadable, match="no address for helper"):
+    with pytest.raises(objload.Unresolved, match="helper"):
         objload.load(_object(MODULE), lambda name: None if name == "helper" else _resolve(name))
     with pytest.raises(objload.NotLoadable, match="not a little-endian x86-64"):
         objload.load(b"\x7fELF" + bytes(60), _resolve)
+
+
+def test_a_damaged_object_is_refused_not_read_beyond() -> None:
+    """(A stored object may be truncated or corrupt: found by a helper, whose patched
+    section size made the loader copy from beyond the bytes: a segfault.)"""
+    import random
+    import struct
+
+    obj = _object(MODULE)
+    shoff, = struct.unpack_from("<Q", obj, 0x28)
+    shnum, = struct.unpack_from("<H", obj, 0x3C)
+    for k in range(1, shnum):  # each section's size made 64 MiB in turn (but .bss's)
+        if struct.unpack_from("<I", obj, shoff + k * 64 + 4)[0] == 8:
+            continue
+        patched = bytearray(obj)
+        struct.pack_into("<Q", patched, shoff + k * 64 + 32, 1 << 26)
+        with pytest.raises(objload.NotLoadable):
+            objload.load(bytes(patched), _resolve)
+    for cut in range(0, len(obj), 37):
+        with pytest.raises(objload.NotLoadable):
+            objload.load(obj[:cut], _resolve)
+    rng = random.Random(7)
+    for _ in range(300):  # a few flipped bytes: refused, or loaded as something
+        damaged = bytearray(obj)
+        for _ in range(3):
+            damaged[rng.randrange(len(obj))] ^= 1 << rng.randrange(8)
+        try:
+            objload.load(bytes(damaged), _resolve)
+        except objload.NotLoadable:
+            pass
+
+
+def test_code_that_needs_a_missing_library_function_does_not_compile() -> None:
+    """LLVM makes an i128 remainder a call to libgcc's __umodti3, which this process
+    lacks: MCJIT loaded such code and it called address 0. Now it is a CompileError
+    (the call falls back to the interpreter)."""
+    from llvmlite import ir
+
+    from cuvil_bc.errors import CompileError
+
+    machine = jit.get_jit()
+    module = machine.new_module("needs_umodti3")
+    i128 = ir.IntType(128)
+    fn = ir.Function(module, ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(64)]), "cb.test.umod")
+    b = ir.IRBuilder(fn.append_basic_block())
+    a, c = (b.zext(arg, i128) for arg in fn.args)
+    b.ret(b.trunc(b.urem(b.shl(a, ir.Constant(i128, 64)), c), ir.IntType(64)))
+    with pytest.raises(CompileError, match="__umodti3"):
+        machine.compile(module)
 
 
 def test_mcjit_loads_what_the_loader_refuses_and_calls_go_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:

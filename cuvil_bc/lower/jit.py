@@ -78,6 +78,10 @@ class JIT:
                 with _lock:
                     try:
                         found = objload.load(obj, self._resolve)
+                    except objload.Unresolved as e:
+                        from ..errors import CompileError
+
+                        raise CompileError(f"native code would need {e}, which this process does not provide") from None
                     except objload.NotLoadable:
                         found = None
                     if found is None:  # (LLVM's own loader: MCJIT)

@@ -28,7 +28,7 @@ _SECTION = struct.Struct("<IIQQQQIIQQ")
 _SYMBOL = struct.Struct("<IBBHQQ")
 _RELA = struct.Struct("<QQq")
 
-_SHT_SYMTAB, _SHT_RELA, _SHT_NOBITS = 2, 4, 8
+_SHT_SYMTAB, _SHT_RELA, _SHT_NOBITS, _SHT_REL = 2, 4, 8, 9
 _SHF_WRITE, _SHF_ALLOC, _SHF_EXECINSTR = 1, 2, 4
 _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
 _STB_LOCAL = 0
@@ -43,7 +43,12 @@ _MAP_FAILED = ctypes.c_void_p(-1).value
 
 
 class NotLoadable(Exception):
-    """The object holds something this loader does not handle."""
+    """The object holds something this loader does not handle, or is malformed."""
+
+
+class Unresolved(NotLoadable):
+    """The object uses a symbol that the process does not have (LLVM's own loader
+    would let the code call address 0)."""
 
 
 class _Section:
@@ -64,7 +69,21 @@ def _cstring(table: bytes, offset: int) -> str:
 
 def load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
     """Load `obj` and return the addresses of the global symbols it defines.
-    `resolve` gives the address of a symbol it uses but does not define."""
+    `resolve` gives the address of a symbol it uses but does not define. Whatever
+    the bytes, the loader reads only within them: a malformed object (a damaged
+    file) is `NotLoadable`."""
+    try:
+        return _load(obj, resolve)
+    except (struct.error, IndexError, ValueError, UnicodeDecodeError) as e:
+        raise NotLoadable(f"a malformed object ({type(e).__name__}: {e})") from None
+
+
+def _within(obj: bytes, offset: int, size: int) -> None:
+    if offset < 0 or size < 0 or offset + size > len(obj):
+        raise NotLoadable("a section beyond the end of the object")
+
+
+def _load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1 or struct.unpack_from("<HH", obj, 16) != (1, 62):
         raise NotLoadable("not a little-endian x86-64 relocatable ELF object")
     shoff, = struct.unpack_from("<Q", obj, 0x28)
@@ -72,7 +91,14 @@ def load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
     headers = [_SECTION.unpack_from(obj, shoff + k * _SECTION.size) for k in range(shnum)]
     names = obj[headers[shstrndx][4] : headers[shstrndx][4] + headers[shstrndx][5]]
     sections = [_Section(h, _cstring(names, h[0])) for h in headers]
+    for s in sections:
+        if s.type != _SHT_NOBITS:
+            _within(obj, s.offset, s.size)
+        if s.type == _SHT_REL:
+            raise NotLoadable("relocations without addends (SHT_REL)")
     loaded = [s for s in sections if s.flags & _SHF_ALLOC and s.name != ".eh_frame" and s.size]
+    if any(s.align > _PAGE for s in loaded):
+        raise NotLoadable("a section aligned beyond a page")
     # Lay the sections out by kind, each kind on pages of its own.
     size = 0
     bounds = []
@@ -113,7 +139,7 @@ def _relocate(obj: bytes, sections: list[_Section], loaded: list[_Section], base
             name = _cstring(strings, name_offset)
             found = resolve(name)
             if not found:
-                raise NotLoadable(f"no address for {name}")
+                raise Unresolved(name)
             return found
         if shndx == _SHN_ABS:
             return value
@@ -131,7 +157,7 @@ def _relocate(obj: bytes, sections: list[_Section], loaded: list[_Section], base
             kind = info & 0xFFFFFFFF
             if kind == _R_X86_64_NONE:
                 continue
-            if kind != _R_X86_64_64 or offset + 8 > into.size:
+            if kind != _R_X86_64_64 or offset + 8 > into.size or into.type == _SHT_NOBITS:
                 raise NotLoadable(f"relocation type {kind} in {into.name}")
             value = (address_of(info >> 32) + addend) & 0xFFFFFFFFFFFFFFFF
             ctypes.memmove(into.address + offset, struct.pack("<Q", value), 8)
