@@ -159,6 +159,19 @@ def test_what_does_not_compile_runs_in_the_interpreter(body: str, construct: str
 # and a union less None (or less "unbound") was then no member of itself, so the
 # narrowing read an int's words as an int128's (garbage, run to run) or took the
 # wrong member (a tuple for an int); other orders were an internal error.
+_NOT_NONE = """
+def f(x, n):
+    y = None
+    if n == 1:
+        y = {}
+    elif n == 2:
+        y = {}
+    elif n == 3:
+        y = {}
+    if y is not None:
+        return y
+    return 0
+"""
 NARROWED = {
     "first iteration": """
 def f(x, n):
@@ -177,45 +190,9 @@ def f(x, n):
         y = 5
     return y
 """,
-    "not None": """
-def f(x, n):
-    y = None
-    if n == 1:
-        y = x & 0xFFFFFFFFFFFFFFFF
-    elif n == 2:
-        y = x
-    elif n == 3:
-        y = x * (1 << 64)
-    if y is not None:
-        return y
-    return 0
-""",
-    "not None, with a tuple": """
-def f(x, n):
-    y = None
-    if n == 1:
-        y = (x, x)
-    elif n == 2:
-        y = x
-    elif n == 3:
-        y = x * (1 << 64)
-    if y is not None:
-        return y
-    return 0
-""",
-    "not None, with a float": """
-def f(x, n):
-    y = None
-    if n == 1:
-        y = x
-    elif n == 2:
-        y = x * (1 << 64)
-    elif n == 3:
-        y = 2.5
-    if y is not None:
-        return y
-    return 0
-""",
+    "not None": _NOT_NONE.format("x & 0xFFFFFFFFFFFFFFFF", "x", "x * (1 << 64)"),
+    "not None, with a tuple": _NOT_NONE.format("(x, x)", "x", "x * (1 << 64)"),
+    "not None, with a float": _NOT_NONE.format("x", "x * (1 << 64)", "2.5"),  # (this order was an internal error)
 }
 
 
