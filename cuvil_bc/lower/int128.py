@@ -40,7 +40,7 @@ def widen(em: Emitter, v: Typed) -> ir.Value:
 
 
 def pack(em: Emitter, x: ir.Value) -> ir.Value:
-    """An i128 as a `INT128` value (its two words)."""
+    """An i128 as an `INT128` value (its two words)."""
     b = em.builder
     out = ir.Constant(llvm_type(INT128), ir.Undefined)
     out = b.insert_value(out, b.trunc(x, I64), 0)

@@ -192,7 +192,7 @@ _MASK64 = (1 << 64) - 1
 
 
 class _Int128Model(_Crossing):
-    """A `INT128` int: its 128 bits in two words, the low word, then the high word (two's
+    """An `INT128` int: its 128 bits in two words, the low word, then the high word (two's
     complement). Never an argument (the C entry's slot ``W`` is a result only)."""
 
     def layout(self, t: Type) -> Layout:
