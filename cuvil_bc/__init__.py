@@ -22,15 +22,17 @@ from .errors import CompileError
 __all__ = ["compile", "install", "uninstall", "CompileError", "__version__"]
 
 
-def compile(fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False) -> Any:
+def compile(fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False, cache: bool = True) -> Any:
     """Compile a function to native code (see `cuvil_bc.dispatcher.compile`).
 
     Works as ``@compile``, ``@compile(strict=True, signatures=["(int, float)"])`` and
-    ``compile(f)``. Returns a dispatcher that behaves like the function.
+    ``compile(f)``. Returns a dispatcher that behaves like the function. With `cache`
+    (the default) its machine code is stored beside the source's ``.pyc`` and loaded
+    by later runs (``CUVIL_BC_CACHE=0`` turns that off for the whole process).
     """
     from .dispatcher import compile as _compile
 
-    return _compile(fn, signatures=signatures, strict=strict)
+    return _compile(fn, signatures=signatures, strict=strict, cache=cache)
 
 
 def install(include: Any = None, exclude: Any = None) -> None:

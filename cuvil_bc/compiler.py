@@ -44,8 +44,6 @@ class Specialization(Work):
     recursive: bool = False
     finished: bool = False  # went through all the stages: `fn` is its typed IR
     provisional: bool = False
-    lowered: bool = False
-    attempted: bool = False  # its lowering was started (and may have failed)
     entry: str | None = None
     entry_address: int = 0  # of `entry`'s machine code, once in the JIT
     words_entry_address: int = 0  # of `words_entry`'s (0: none)
@@ -56,8 +54,16 @@ class Specialization(Work):
     #: Whether its code, or a native callee's, computes with NumPy float scalars, whose
     #: underflow NumPy reports only under a non-default error state (`numpy_floats`).
     numpy_floats: bool = True
-    #: Its code's resume points by number (lower/points.py), for the dispatcher to register.
+    #: The resume points of its module's code (its own and its callees') by number
+    #: (lower/points.py), for the dispatcher to register, and the name the code knows
+    #: each by -> the number it was given when the code was loaded.
     resume_points: dict[int, "ResumeInfo"] = field(default_factory=dict)
+    resume_numbers: dict[str, int] = field(default_factory=dict)
+    #: Its own points by name, as its last lowering made them (in any module).
+    resume_names: dict[str, "ResumeInfo"] = field(default_factory=dict)
+    #: Its module as a relocatable object (what artifacts/ stores), when the loader
+    #: that needs no LLVM loaded it (lower/objload.py); otherwise None.
+    object: bytes | None = None
     words_entry: str | None = None  # what the C entry calls: see entry.emit_words_entry
     llvm: str = ""
     _asm: str = ""
@@ -75,6 +81,11 @@ class Specialization(Work):
     def signature(self) -> str:
         return format_signature(self.argtypes)
 
+    @property
+    def calls_native(self) -> bool:
+        """Whether its code calls compiled functions (it can then run long)."""
+        return bool(self.callees)
+
     def all_specializations(self) -> list["Specialization"]:
         """This one and everything it calls, transitively."""
         seen: set[int] = set()
@@ -91,7 +102,7 @@ class Specialization(Work):
 
     def all_resume_points(self) -> dict[int, "ResumeInfo"]:
         """The resume points of this one's code and of everything it calls natively."""
-        return {n: p for s in self.all_specializations() for n, p in s.resume_points.items()}
+        return dict(self.resume_points)
 
     def all_guards(self) -> list[Guard]:
         return [g for s in self.all_specializations() for g in s.guards]
@@ -116,6 +127,8 @@ class Compiler:
         #: which replaces the code of the functions it makes native, hands in its
         #: registry here (hook/originals.py); by default the function itself.
         self.original: Callable[[object], object] = lambda value: value
+        #: The module names given out (`compile`): each module's symbols are its own.
+        self.names: set[str] = set()
 
     def _after_fork_in_child(self) -> None:
         """A fork copies only its own thread. If another thread was compiling, the lock
@@ -156,7 +169,7 @@ class Compiler:
             for s in self.stack[self.stack.index(running) + 1 :]:
                 s.provisional = True
             return running
-        spec = Specialization(pyfunc=pyfunc, argtypes=argtypes, symbol=f"cb.{pyfunc.__qualname__}.{next(_symbols)}")
+        spec = Specialization(pyfunc=pyfunc, argtypes=argtypes)
         spec.drops = self.dropped.get(pyfunc, {}).get(argtypes, frozenset())
         self.in_progress[key] = spec
         self.stack.append(spec)
@@ -195,6 +208,11 @@ class Compiler:
                 return
         raise Unsupported("the return type of a recursive function did not settle", spec.fn.location())
 
+    def settings(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> tuple[frozenset[str], bool]:
+        """How `pyfunc` is compiled for `argtypes` now: the assumptions dropped for it,
+        and whether it speculates (part of its artifact's key)."""
+        return self.dropped.get(pyfunc, {}).get(argtypes, frozenset()), pyfunc not in self.no_speculation
+
     def speculates(self, work: Work) -> bool:
         return work.pyfunc not in self.no_speculation
 
@@ -202,7 +220,7 @@ class Compiler:
         """A speculated guard failed in `spec` or a callee: forget them, so that the
         next compile of each builds it without speculation."""
         with self.lock:
-            for s in spec.all_specializations():
+            for s in self._with_callees(spec):
                 self.no_speculation.add(s.pyfunc)
                 if self.done.get((s.pyfunc, s.argtypes)) is s:
                     del self.done[(s.pyfunc, s.argtypes)]
@@ -211,18 +229,33 @@ class Compiler:
         """Compile `spec` and its callees again without `assumption` (an abi.DROPPABLE
         name) at their next compile: a guard of that kind failed on most calls."""
         with self.lock:
-            for s in spec.all_specializations():
+            for s in self._with_callees(spec):
                 mine = self.dropped.setdefault(s.pyfunc, {})
                 mine[s.argtypes] = mine.get(s.argtypes, frozenset()) | {assumption}
                 if self.done.get((s.pyfunc, s.argtypes)) is s:
                     del self.done[(s.pyfunc, s.argtypes)]
 
+    def _with_callees(self, spec: Any) -> list[Any]:
+        """`spec` and its native callees. One loaded from the native-code cache
+        (artifacts/) does not know its callees: this process types it to find them."""
+        if getattr(spec, "from_cache", False):
+            try:
+                return [spec, *self.typed(spec.pyfunc, spec.argtypes).all_specializations()]
+            except CompileError:
+                pass
+        return spec.all_specializations()
+
     # -- lowering -------------------------------------------------------------------
 
-    def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> Specialization:
-        """Type, lower and JIT-compile `pyfunc` for `argtypes` (and what it calls)."""
+    def compile(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...], name: str | None = None) -> Specialization:
+        """Type, lower and JIT-compile `pyfunc` for `argtypes` with everything it
+        calls natively, in one module of its own: its machine code refers to no other
+        module's, so it can be stored and loaded by another process (artifacts/).
+        `name` is its symbol (the code's, and the entries' prefix): the same inputs
+        give the same name, and so the same bytes (one is made up by default)."""
         from .ir.dominance import natural_loops
         from .lower.jit import get_jit
+        from .lower.points import new_number
 
         with self.lock:
             cancel.check()  # (between phases: see cancel.py)
@@ -235,18 +268,13 @@ class Compiler:
                 # (a native caller may still take it: only Python cannot)
                 raise Unsupported(f"returning a value of type {ret} to Python", spec.fn.location() if spec.fn is not None else None)
             jit = get_jit()
-            pending = self._unlowered(spec)
-            for s in pending:
-                if s.attempted:
-                    # An earlier attempt failed or was interrupted, possibly after its
-                    # module reached the JIT: new names, so that nothing is defined twice.
-                    s.symbol = f"cb.{s.pyfunc.__qualname__}.{next(_symbols)}"
-                s.attempted = True
+            pending = self.name_module(spec, name)
             with stage("lowering"):
                 module, entry, words_entry = self.lower(spec, pending)
-            optimized = jit.compile(module)
-            spec.entry_address = jit.address(entry)
-            spec.words_entry_address = jit.address(words_entry) if words_entry is not None else 0
+            numbers = {name: new_number() for s in pending for name in s.resume_names}
+            loaded = jit.compile(module, numbers)
+            spec.entry_address = loaded.address(entry)
+            spec.words_entry_address = loaded.address(words_entry) if words_entry is not None else 0
             spec.loops = bool(natural_loops(spec.fn)) if spec.fn is not None else True
             spec.numpy_floats = numpy_floats(spec)
             if spec.numpy_floats:
@@ -256,16 +284,32 @@ class Compiler:
             # Only once the module is loaded: a spec with an entry is one whose code is
             # in the JIT, so an exception (or Ctrl-C) above leaves nothing half done,
             # and the next compile of it starts again.
-            for s in pending:
-                s.lowered = True
-            spec.llvm = optimized
+            points = {name: info for s in pending for name, info in s.resume_names.items()}
+            spec.resume_points = {numbers[name]: info for name, info in points.items()}
+            spec.resume_numbers = {name: numbers[name] for name in points}
+            spec.llvm = loaded.optimized
+            spec.object = loaded.object
             spec.words_entry = words_entry
             spec.entry = entry
             return spec
 
+    def name_module(self, spec: Specialization, name: str | None = None) -> list[Specialization]:
+        """What `spec`'s module holds (it and its native callees), each named for it:
+        `spec` is `name` (or, if this process used that name already, `name` made
+        unique), its callees ``name.1``, ``name.2``, ... (One module at a time, under
+        the lock: a callee that another module holds too is named anew in each.)"""
+        name = name or f"cb.{spec.pyfunc.__qualname__}.{next(_symbols)}"
+        while name in self.names:
+            name = f"{name}.{next(_symbols)}"
+        self.names.add(name)
+        pending = spec.all_specializations()
+        for k, s in enumerate(pending):
+            s.symbol = name if k == 0 else f"{name}.{k}"
+        return pending
+
     def lower(self, spec: Specialization, pending: list[Specialization]) -> tuple[Any, str, str | None]:
-        """One LLVM module (llvmlite.ir) with the code of `pending` (`spec` and the
-        callees not yet in the JIT) and `spec`'s entry points; the names of those."""
+        """One LLVM module (llvmlite.ir) with the code of `pending` (`spec` and its
+        native callees, transitively) and `spec`'s entry points; the names of those."""
         from .lower.codegen import FunctionLowering, lower_recursive
         from .lower.entry import emit_entry, emit_words_entry, words_entry_supported
         from .lower.jit import get_jit
@@ -276,12 +320,12 @@ class Compiler:
             assert s.fn is not None
             cancel.check()
             try:
-                points: dict[int, ResumeInfo] = {}
+                points: dict[str, ResumeInfo] = {}
                 if s in s.callees:  # calls itself directly
                     lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points, s.drops)
                 else:
                     FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points, drops=s.drops).run()
-                s.resume_points = points
+                s.resume_names = points
             except CompileError as e:
                 raise e.at(s.fn.location())
         entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
@@ -289,19 +333,6 @@ class Compiler:
         if words_entry_supported(spec.argtypes, spec.return_type):
             words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
         return module, entry, words_entry
-
-    def _unlowered(self, spec: Specialization) -> list[Specialization]:
-        out: list[Specialization] = []
-        seen: set[int] = set()
-        work = [spec]
-        while work:
-            s = work.pop()
-            if id(s) in seen or s.lowered:
-                continue
-            seen.add(id(s))
-            out.append(s)
-            work.extend(s.callees)
-        return out
 
 
 class _Callees:

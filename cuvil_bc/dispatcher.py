@@ -22,7 +22,7 @@ import weakref
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from . import observe, resume
+from . import artifacts, observe, resume
 from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
 from .frames import OWN_CODE, hidden_frames
@@ -48,7 +48,7 @@ class _Native:
         self.spec = spec
         params = [c for t in spec.argtypes for c in c_params(t)]
         ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
-        self.calls_python = bool(spec.callees)
+        self.calls_python = spec.calls_native
         assert spec.entry is not None
         self.cfunc = ffi.cast(ctype, spec.entry_address)
         self.fast: tuple[Any, ...] | None = None
@@ -93,12 +93,13 @@ class Dispatcher:
     carrying this object's public attributes (py_func, stats, signatures, explain, ...).
     """
 
-    def __init__(self, pyfunc: pytypes.FunctionType, *, signatures: list[str] | None = None, strict: bool = False) -> None:
+    def __init__(self, pyfunc: pytypes.FunctionType, *, signatures: list[str] | None = None, strict: bool = False, cache: bool = True) -> None:
         if not isinstance(pyfunc, pytypes.FunctionType):
             raise TypeError(f"cuvil_bc.compile needs a Python function, not {type(pyfunc).__name__}")
         functools.update_wrapper(self, pyfunc)
         self.py_func = pyfunc
         self.strict = strict
+        self.cache = cache  # use the native-code cache (artifacts/), unless it is off
         self.__signature__ = inspect.signature(pyfunc)
         self._defaults = pyfunc.__defaults__  # what __signature__ and the fast path bind
         self._nparams = pyfunc.__code__.co_argcount
@@ -119,7 +120,7 @@ class Dispatcher:
         #: Deoptimisations by the source line whose guard failed (0: unknown), for the
         #: hook's report.
         self.deopt_lines: collections.Counter[int] = collections.Counter()
-        self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0, "speculation_failures": 0}
+        self._counts: dict[str, float] = {"native_calls": 0, "interpreted_calls": 0, "deopts": 0, "compile_seconds": 0.0, "speculation_failures": 0, "compiles": 0, "cache_loads": 0}
         #: The generic path's calls (what tests of the fast paths watch).
         self.generic_calls = 0
         self._installed: pytypes.CodeType | None = None  # the code we last gave self.function
@@ -474,7 +475,7 @@ class Dispatcher:
             start = time.perf_counter()
             guards = list(self._guards)
             try:
-                spec = COMPILER.compile(self.py_func, argtypes)
+                spec = self._load_or_compile(argtypes)
                 resume.register(spec.all_resume_points())  # before any of its code runs
                 native = _Native(spec)
                 self._native[key] = native
@@ -507,6 +508,25 @@ class Dispatcher:
             finally:
                 self._counts["compile_seconds"] += time.perf_counter() - start
             return native
+
+    def _load_or_compile(self, argtypes: tuple[Type, ...]) -> Any:
+        """The specialisation for `argtypes`: loaded from the native-code cache if it
+        has one for it (artifacts/), else compiled and stored there."""
+        key, drops = None, frozenset[str]()
+        if self.cache:
+            drops, speculates = COMPILER.settings(self.py_func, argtypes)
+            key = artifacts.key(self.py_func, argtypes, drops, speculates)
+        if key is not None:
+            found = artifacts.find(self.py_func, argtypes, key, COMPILER.original)
+            if found is not None:
+                self._counts["cache_loads"] += 1
+                return found
+        name = f"cb.{self.py_func.__qualname__}.{key.hex()[:16]}" if key is not None else None
+        spec = COMPILER.compile(self.py_func, argtypes, name)
+        self._counts["compiles"] += 1
+        if key is not None:
+            artifacts.store(spec, key, drops, COMPILER.original)
+        return spec
 
     def _invalidate(self) -> None:
         with self._lock:
@@ -741,9 +761,11 @@ def _structured_key(value: Any) -> object:
 
 
 def compile(
-    fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False
+    fn: Callable[..., Any] | None = None, *, signatures: list[str] | None = None, strict: bool = False, cache: bool = True
 ) -> Any:
-    """Compile `fn` to native code: ``@compile``, ``@compile(strict=True)`` or ``compile(f)``."""
+    """Compile `fn` to native code: ``@compile``, ``@compile(strict=True)`` or ``compile(f)``.
+    With `cache` (the default), its machine code is stored and loaded by later
+    processes (artifacts/: ``CUVIL_BC_CACHE=0`` turns that off everywhere)."""
     if fn is None:
-        return lambda f: Dispatcher(f, signatures=signatures, strict=strict).function  # type: ignore[arg-type]
-    return Dispatcher(fn, signatures=signatures, strict=strict).function  # type: ignore[arg-type]
+        return lambda f: Dispatcher(f, signatures=signatures, strict=strict, cache=cache).function  # type: ignore[arg-type]
+    return Dispatcher(fn, signatures=signatures, strict=strict, cache=cache).function  # type: ignore[arg-type]

@@ -4,10 +4,17 @@
 * Under CI (``CI`` set) hypothesis is derandomized, so a run is reproducible; locally it
   draws new examples each run and keeps exploring. Set ``HYPOTHESIS_PROFILE=explore`` in
   CI to search anyway.
+* The native-code cache (cuvil_bc/artifacts/) keeps its files in a directory of the
+  session's own, removed at the end: the checkout gets none, and a run never loads code
+  an earlier run stored. (Whether it writes follows ``PYTHONDONTWRITEBYTECODE``, as
+  for any program; tests/test_artifacts.py sets what it needs.)
 """
 
+import atexit
 import gc
 import os
+import shutil
+import tempfile
 
 import pytest
 from hypothesis import settings
@@ -15,6 +22,10 @@ from hypothesis import settings
 from cuvil_bc.ir import pipeline
 
 pipeline.VERIFY_EACH = True
+
+_ARTIFACTS = tempfile.mkdtemp(prefix="cuvil_bc-test-cache-")
+os.environ["CUVIL_BC_CACHE_DIR"] = _ARTIFACTS  # (also for the programs tests start)
+atexit.register(shutil.rmtree, _ARTIFACTS, True)
 
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)

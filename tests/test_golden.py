@@ -95,12 +95,9 @@ def _plans(case: str) -> str:
 def _llvm(case: str) -> str:
     driver = Compiler()
     spec = driver.typed(_func(case), parse_signature(golden_cases.CASES[case]))
-    module, _, _ = driver.lower(spec, driver._unlowered(spec))
+    module, _, _ = driver.lower(spec, driver.name_module(spec))
     lines = [line for line in str(module).splitlines() if not line.startswith(("target ", "; ModuleID", "source_filename"))]
-    text = re.sub(r"(cb\.[\w.<>]+?)\.\d+\b", r"\1", "\n".join(lines).strip())
-    # Resume points are numbered process-wide (lower/points.py): number them in order.
-    numbers: dict[str, int] = {}
-    return re.sub(r'(@"cb_set_deopt_resume"\(i32 )(\d+)', lambda m: f"{m.group(1)}{numbers.setdefault(m.group(2), len(numbers) + 1)}", text)
+    return re.sub(r"(cb\.[\w.<>]+?)\.\d+\b", r"\1", "\n".join(lines).strip())
 
 
 STAGES: dict[str, Callable[[str], str]] = {

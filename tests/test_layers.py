@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cuvil_bc"
 #: In order: a module may import from its own layer and the ones before it. A module
 #: belongs to the layer that names it or the package it is in (the longest match).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("abi", "errors", "warn", "cancel", "priority", "stages", "_runtime")),
+    ("base", ("abi", "errors", "warn", "cancel", "priority", "stages", "files", "_runtime")),
     ("decode", ("decode",)),
     ("cfg", ("cfg",)),
     ("ir", ("ir",)),
@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("opt", ("opt",)),  # analyses and optimisations over typed IR
     ("lower", ("lower",)),
     ("driver", ("pipeline", "compiler")),
-    ("runtime", ("counters", "frames", "observe", "boxing", "fastpath", "resume", "dispatcher")),  # call time
+    ("runtime", ("counters", "frames", "observe", "boxing", "fastpath", "resume", "artifacts", "dispatcher")),  # call time
     ("hook", ("hook",)),
     ("api", ("cuvil_bc", "__main__", "testing", "fuzz")),  # the package's own functions, tools
 )

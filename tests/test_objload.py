@@ -10,6 +10,7 @@ import ctypes
 from typing import Callable
 
 import llvmlite.binding as llvm
+import numpy as np
 import pytest
 
 from cuvil_bc.lower import jit, objload
@@ -123,32 +124,34 @@ def test_code_that_needs_a_missing_library_function_does_not_compile() -> None:
         machine.compile(module)
 
 
-def test_mcjit_loads_what_the_loader_refuses_and_calls_go_both_ways(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A callee loaded by one loader and its caller by the other: each finds the
-    other's symbol. (Each function's first call compiles it in a module of its own.)"""
-    callee = compile_source("def g(x):\n    return x * 3 + 1\n", name="g")
+def test_a_module_holds_its_callees_and_mcjit_loads_what_the_loader_refuses(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A compiled function's module holds its native callees: loading it asks for no
+    other module's symbol (so that it can be stored and loaded by another process).
+    A module the loader refuses goes to MCJIT, with its resume points' numbers."""
     real = objload.load
-
-    def refuse(obj: bytes, resolve: object) -> dict[str, int]:
-        raise objload.NotLoadable("refused by the test")
-
-    monkeypatch.setattr(objload, "load", refuse)
-    check(callee, 5)  # loaded by MCJIT
     asked: list[str] = []
 
     def spy(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
         return real(obj, lambda name: asked.append(name) or resolve(name))
 
     monkeypatch.setattr(objload, "load", spy)
+    callee = compile_source("def g(x):\n    return x * 3 + 1\n", name="g")
+    check(callee, 5)
     caller = compile_source("def h(x):\n    return g(x) + g(x + 1)\n", name="h", g=callee)
-    check(caller, 7)  # loaded here, calling MCJIT's code
-    assert any(name.startswith("cb.g.") for name in asked), asked  # (a call by symbol)
+    check(caller, 7)
+    assert asked and not any(name.startswith("cb.") for name in asked), asked
 
-    other = compile_source("def g2(x):\n    return x - 4\n", name="g2")
-    check(other, 1)  # loaded here
+    def refuse(obj: bytes, resolve: object) -> dict[str, int]:
+        raise objload.NotLoadable("refused by the test")
+
     monkeypatch.setattr(objload, "load", refuse)
-    caller2 = compile_source("def h2(x):\n    return g2(x) * 2\n", name="h2", g2=other)
-    check(caller2, 9)  # loaded by MCJIT, calling this loader's code
+    caller2 = compile_source("def h2(x):\n    return g(x) * 2\n", name="h2", g=callee)
+    check(caller2, 9)  # loaded by MCJIT, with its own copy of g
+    writer = compile_source("def w(a, n):\n    for i in range(n):\n        a[i] = a[i] * 2.0\n    return a\n", name="w")
+    check(writer, np.ones(4), 4)
+    with pytest.raises(IndexError):
+        writer(np.ones(4), 6)  # a deopt through a resume point whose number MCJIT was given
+    assert writer.stats["deopts"] == 1
 
 
 def test_pages_that_cannot_be_made_executable_go_to_mcjit(monkeypatch: pytest.MonkeyPatch) -> None:

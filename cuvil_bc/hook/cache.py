@@ -32,12 +32,10 @@ An out-of-date file is rebuilt silently; a damaged or foreign one, or someone el
 is rebuilt with a warning, which never becomes an exception: under ``-W error`` a bad
 cache must not make an import fail where CPython's would succeed.
 
-Writes are importlib's (`_write_atomic`): a temporary file that is created (``O_EXCL``:
-whatever is planted at its name, a symlink included, is never followed or reused) with
-the source's permissions plus write for the owner, as CPython gives a ``.pyc`` (a 0600
-source keeps its constants to itself), then renamed over the old file, so that two
-processes importing at once never see half a file. Nothing is written under ``-B`` or
-``PYTHONDONTWRITEBYTECODE``, and a directory that cannot be written is not an error.
+Files are read and written as files.py says: only the user's own are read, and writes
+are atomic, with the source's permissions (a 0600 source keeps its constants to
+itself). Nothing is written under ``-B`` or ``PYTHONDONTWRITEBYTECODE``, and a
+directory that cannot be written is not an error.
 """
 
 from __future__ import annotations
@@ -56,6 +54,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 from ..abi import VERSION
+from ..files import Refused, read_own, source_mode, write_atomic
 from ..abi import is_placeholder
 from .rewrite import FORMAT, FunctionInfo
 
@@ -72,6 +71,7 @@ SHAPERS = (
     "abi.py",
     "counters.py",
     "errors.py",
+    "files.py",
     "hook/cache.py",
     "hook/hot.py",
     "hook/rewrite.py",
@@ -96,10 +96,6 @@ _loaded: dict[str, bytes] = {}
 
 class _Stale(Exception):
     """The file is out of date: rebuilt without a word."""
-
-
-class _Refused(Exception):
-    """The file is damaged, foreign or someone else's: rebuilt, with a warning."""
 
 
 def cache_path(source: str) -> str | None:
@@ -167,13 +163,13 @@ def load(source: str, module: str, source_bytes: bytes | None = None) -> tuple[t
         return None
     normal, path = paths
     try:
-        data = _read(path)
+        data = read_own(path)
         if data is None:
             return None
         if data[:8] != MAGIC:
-            raise _Refused("not a cuvil_bc cache file")
+            raise Refused("not a cuvil_bc cache file")
         if len(data) < _HEADER_SIZE:
-            raise _Refused("it is truncated")
+            raise Refused("it is truncated")
         fp, basis = data[8:16], data[16:32]
         if fp != fingerprint():
             raise _Stale  # another cuvil_bc or Python wrote it
@@ -181,11 +177,11 @@ def load(source: str, module: str, source_bytes: bytes | None = None) -> tuple[t
             raise _Stale  # the code CPython would run is not the code this file rewrote
         payload = _unmarshal(data)
         if not (type(payload) is tuple and len(payload) == 2 and type(payload[0]) is types.CodeType):
-            raise _Refused("it does not hold a module")
+            raise Refused("it does not hold a module")
         infos = _infos(payload[1], module, candidate=True)
     except _Stale:
         return None
-    except _Refused as e:
+    except Refused as e:
         _warn(f"ignoring {path}: {e}")
         return None
     _loaded[source] = data[:_PREFIX]
@@ -201,40 +197,15 @@ def load_rejected(source: str) -> list[tuple[object, ...]] | None:
         return None  # not loaded from the cache: the report has them already
     path = path[:-4] + ".report.pyc"
     try:
-        data = _read(path)
+        data = read_own(path)
         if data is None or data[:_PREFIX] != prefix:
             return None  # not written with the main file (or gone since)
         return _infos(_unmarshal(data), None, candidate=False)
     except _Stale:
         return None
-    except _Refused as e:
+    except Refused as e:
         _warn(f"ignoring {path}: {e}")
         return None
-
-
-def _read(path: str) -> bytes | None:
-    """The contents of the file at `path` (None: there is none, or it cannot be read).
-    Whose it is, is asked of the file opened, not of the path. Plain system calls: half
-    the cost of a file object, on every import."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
-    except OSError:
-        return None
-    try:
-        st = os.fstat(fd)
-        if hasattr(os, "geteuid") and st.st_uid != os.geteuid():
-            raise _Refused("it belongs to another user")
-        data = os.read(fd, st.st_size)
-        while len(data) < st.st_size:  # a short read (a signal, a network file system)
-            more = os.read(fd, st.st_size - len(data))
-            if not more:
-                break
-            data += more
-        return data
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
 
 
 def _pyc_header(source: str, normal: str) -> bytes | None:
@@ -273,21 +244,21 @@ def _unmarshal(data: bytes) -> object:
     body = memoryview(data)[_HEADER_SIZE:]
     # Damage first: marshal is not meant for data it did not write.
     if importlib.util.source_hash(body) != data[_PREFIX:_HEADER_SIZE]:
-        raise _Refused("it is damaged")
+        raise Refused("it is damaged")
     try:
         return marshal.loads(body)
     except Exception as e:  # noqa: BLE001 (whatever marshal says, the file is unusable)
-        raise _Refused(f"it does not unmarshal ({type(e).__name__})") from None
+        raise Refused(f"it does not unmarshal ({type(e).__name__})") from None
 
 
 def _infos(value: object, module: str | None, candidate: bool) -> list[tuple[Any, ...]]:
     """`value` if it is a list of `FunctionInfo` fields as `store` writes them for
     `module` (None: any)."""
     if type(value) is not list:
-        raise _Refused("its function records are not a list")
+        raise Refused("its function records are not a list")
     for fields in value:
         if type(fields) is not tuple or tuple(map(type, fields)) != _INFO_TYPES or fields[4] is not candidate:
-            raise _Refused("its function records are malformed")
+            raise Refused("its function records are malformed")
         if module is not None and fields[1] != module:
             raise _Stale  # the same source imported under another name: its keys differ
     return value
@@ -320,13 +291,13 @@ def store(source: str, code: types.CodeType, infos: list[FunctionInfo], basis: b
         # the `check` digest then vouches for every file that a load accepts.
         _warn(f"not writing {path}: its code counts functions that it has no record of")
         return
-    mode = _mode(source)
+    mode = source_mode(source)
     prefix = MAGIC + fingerprint() + basis
     report = marshal.dumps([tuple(i) for i in infos if not i.candidate])
     main = marshal.dumps((code, [tuple(i) for i in infos if i.candidate]))
     # The report's file first: a reader that finds the main file finds it too.
-    _write(path[:-4] + ".report.pyc", prefix + importlib.util.source_hash(report) + report, mode)
-    _write(path, prefix + importlib.util.source_hash(main) + main, mode)
+    write_atomic(path[:-4] + ".report.pyc", prefix + importlib.util.source_hash(report) + report, mode)
+    write_atomic(path, prefix + importlib.util.source_hash(main) + main, mode)
 
 
 def _placeholder_keys(code: types.CodeType) -> set[str]:
@@ -340,33 +311,3 @@ def _placeholder_keys(code: types.CodeType) -> set[str]:
             elif is_placeholder(const):
                 keys.add(const[1])  # type: ignore[index]
     return keys
-
-
-def _mode(source: str) -> int:
-    """importlib's `_calc_mode`: the source's permission bits, plus write for the owner
-    (so that the file can be replaced later)."""
-    try:
-        mode = os.stat(source).st_mode
-    except OSError:
-        mode = 0o666
-    return (mode | 0o200) & 0o666
-
-
-def _write(path: str, data: bytes, mode: int) -> None:
-    # A name nobody can foresee, and O_EXCL: a planted file or symlink makes the write
-    # fail instead of being written through.
-    tmp = f"{path}.{os.getpid()}.{os.urandom(6).hex()}.tmp"
-    try:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        fd = os.open(tmp, os.O_CREAT | os.O_EXCL | os.O_WRONLY | getattr(os, "O_BINARY", 0), mode)
-    except OSError:
-        return
-    try:
-        with io.FileIO(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass

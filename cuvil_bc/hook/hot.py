@@ -410,7 +410,7 @@ class Runtime:
         # Functions made from this code differ at most in their defaults, and a trampoline
         # passes every argument explicitly: one dispatcher serves them all.
         copy = _copy(functions[0], plain)
-        dispatcher = Dispatcher(copy)
+        dispatcher = Dispatcher(copy, cache=self.options.cache)
         if args is not None:
             native = dispatcher._compile_for(argument_key(args), args)
             if native is None:

@@ -9,7 +9,9 @@ Environment variables (each overrides the pyproject setting):
     CUVIL_BC_INCLUDE=p1,p2      module-name patterns (fnmatch) to accelerate even when
                                 they are in the standard library or site-packages
     CUVIL_BC_EXCLUDE=p1,p2      module-name patterns never to touch
-    CUVIL_BC_CACHE=0            neither read nor write the rewritten-module cache
+    CUVIL_BC_CACHE=0            neither read nor write the rewritten-module cache, nor
+                                the native-code cache (cuvil_bc/artifacts/)
+    CUVIL_BC_CACHE_DIR=path     keep native code there, not beside the .pyc files
     CUVIL_BC_REPORT=path.json   write a report of every counted function at exit
 
 pyproject.toml (the first one found walking up from the program's directory):

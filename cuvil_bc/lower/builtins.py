@@ -245,7 +245,7 @@ def libm_agrees(name: str) -> bool:
     import random
     import struct
 
-    from .jit import c_function as find
+    from .runtime import c_function as find
 
     c_function = find(name)
     if c_function is None:

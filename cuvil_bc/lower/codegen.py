@@ -46,7 +46,7 @@ class FunctionLowering:
     """Lowers one typed function to `symbol`. With `self_calls`, the function's calls to
     itself go to that symbol instead (see `lower_recursive`). `pyfunc` is what a
     resume point hands back to (functions that write); the resume points its code
-    reports go into `resume_points`, by number (points.py), for the caller to hand on
+    reports go into `resume_points`, by name (points.py), for the caller to hand on
     with the compiled function."""
 
     def __init__(
@@ -58,7 +58,7 @@ class FunctionLowering:
         resolver: CalleeResolver,
         self_calls: str | None = None,
         pyfunc: object = None,
-        resume_points: dict[int, ResumeInfo] | None = None,
+        resume_points: dict[str, ResumeInfo] | None = None,
         drops: frozenset[str] = frozenset(),
     ) -> None:
         self.fn = fn
@@ -84,12 +84,12 @@ class FunctionLowering:
         self.track = self.holdings.tracking  # arrays allocated natively: references held
         em.on_deopt = self.holdings.release_for_deopt if self.track else None
         em.held_key = self.holdings.key
-        self.resumes = Resumes(em, fn, pyfunc, {} if resume_points is None else resume_points, self.get, self.holdings)
+        self.resumes = Resumes(em, fn, symbol, pyfunc, {} if resume_points is None else resume_points, self.get, self.holdings)
         self.access = ArrayAccess(em, self.get, plans.bounds, fn.firstlineno)
         self.calls = CallLowering(em, resolver, symbol, self_calls, self.llfn.args[-1], fn.writes or self.track)
 
     @property
-    def resume_points(self) -> dict[int, ResumeInfo]:
+    def resume_points(self) -> dict[str, ResumeInfo]:
         return self.resumes.points
 
     def run(self) -> ir.Function:
@@ -490,7 +490,7 @@ _OPS: dict[type, Callable[[FunctionLowering, O.Op, list[Typed], Type], ir.Value]
 
 def lower_recursive(
     module: ir.Module, fn: Function, symbol: str, ret: Type, resolver: CalleeResolver, pyfunc: object = None,
-    resume_points: dict[int, ResumeInfo] | None = None, drops: frozenset[str] = frozenset(),
+    resume_points: dict[str, ResumeInfo] | None = None, drops: frozenset[str] = frozenset(),
 ) -> None:
     """Lower a function that calls itself as two copies that call each other: LLVM
     inlines the private copy into the public one, so each native call does the work

@@ -23,20 +23,22 @@ from ..typing.models import state_words
 from ..typing.types import BOTTOM, ArrayType, ObjType, Type
 from .emitter import Emitter
 from .ltypes import I32, I64, store_words
-from .points import ResumeInfo, Slot, new_number
+from .points import ResumeInfo, Slot
 from .refcount import Getter, Holdings
 
 
 @dataclass
 class Resumes:
     """The resume points of one lowered function. `pyfunc` is the Python function the
-    interpreter resumes; `points` collects each point's `ResumeInfo` by number, for
-    the caller to hand on with the compiled function."""
+    interpreter resumes; `points` collects each point's `ResumeInfo` by the name its
+    code refers to it by (`symbol`.resume.k), for the caller to hand on with the
+    compiled function (points.py)."""
 
     em: Emitter
     fn: Function
+    symbol: str
     pyfunc: object
-    points: dict[int, ResumeInfo]
+    points: dict[str, ResumeInfo]
     get: Getter
     holdings: Holdings
     _raise_exits: dict[tuple[BasicBlock, BasicBlock | None], ir.Block] = field(default_factory=dict, init=False)
@@ -82,13 +84,13 @@ class Resumes:
 class ResumeState:
     """The state a deoptimisation after `checkpoint` hands to the interpreter: writes
     the checkpoint's `values` as resume words and reports its resume point (see
-    `cuvil_bc/resume.py`). Numbered on first use."""
+    `cuvil_bc/resume.py`). Named on first use."""
 
     def __init__(self, resumes: Resumes, checkpoint: O.Checkpoint, values: list[O.Value]) -> None:
         self.resumes = resumes
         self.checkpoint = checkpoint
         self.values = values
-        self.number: int | None = None
+        self.name: str | None = None
 
     def key(self) -> object:
         return (id(self.checkpoint), tuple(map(id, self.values)))
@@ -133,11 +135,22 @@ class ResumeState:
                 used += n
         if used > RESUME_SLOTS:  # (csrc/runtime.c keeps that many words per thread)
             raise Unsupported("too many live values to resume the interpreter", rs.fn.location(cp))
-        if self.number is None:
-            self.number = new_number()
-            rs.points[self.number] = ResumeInfo(pyfunc, cp.offset, cp.line or rs.fn.firstlineno, tuple(cp.names), tuple(slots))  # type: ignore[arg-type]
+        if self.name is None:
+            self.name = f"{rs.symbol}.resume.{len(rs.points)}"
+            rs.points[self.name] = ResumeInfo(pyfunc, cp.offset, cp.line or rs.fn.firstlineno, tuple(cp.names), tuple(slots))  # type: ignore[arg-type]
         words = b.call(em.declare("cb_deopt_slots", I64.as_pointer(), []), [])
         for val, t, index in stores:
             store_words(b, words, val, t, index)
-        b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32, I32]), [ir.Constant(I32, self.number), ir.Constant(I32, used)])
+        number = b.trunc(b.ptrtoint(point_symbol(em.module, self.name), I64), I32)
+        b.call(em.declare("cb_set_deopt_resume", ir.VoidType(), [I32, I32]), [number, ir.Constant(I32, used)])
         return handed
+
+
+def point_symbol(module: ir.Module, name: str) -> ir.GlobalVariable:
+    """The symbol that stands for resume point `name`'s number in the code: the
+    number is given when the code is loaded (its "address", `jit.JIT.compile`), so
+    that machine code made in one process can be loaded in another."""
+    found = module.globals.get(name)
+    if found is None:
+        found = ir.GlobalVariable(module, ir.IntType(8), name)
+    return found

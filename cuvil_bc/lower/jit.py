@@ -1,13 +1,13 @@
-"""The process-wide LLVM JIT: one MCJIT engine, modules optimised at O3 for the host CPU.
+"""The process-wide LLVM JIT: modules optimised for the host CPU, made into relocatable
+objects and loaded by objload.py (or, where it refuses one, by an MCJIT engine).
 
-Modules are added to the same engine, so a function compiled later can call one
-compiled earlier by its symbol name.
+Each module holds a compiled function with all its native callees (compiler.py), so no
+module calls another's code: an object can be stored and loaded by another process.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import os
 import threading
 import weakref
@@ -19,6 +19,7 @@ from llvmlite import ir
 from .. import cancel, priority
 from ..stages import stage
 from . import objload
+from .runtime import c_function, resolve
 
 _lock = threading.RLock()
 _jit: "JIT | None" = None
@@ -36,11 +37,11 @@ class JIT:
             codemodel="jitdefault",
         )
         self.engine = llvm.create_mcjit_compiler(llvm.parse_assembly(""), self.tm)
-        self.defined: set[str] = set()  # functions defined by modules already loaded
-        self.symbols: dict[str, int] = {}  # what objload.py loaded: name -> address
-        from .runtime import register_symbols
+        from .runtime import RUNTIME_SYMBOLS, prepare
 
-        register_symbols()
+        for name in sorted(RUNTIME_SYMBOLS):  # (for the modules that MCJIT loads)
+            llvm.add_symbol(name, resolve(name))
+        prepare()
 
     def new_module(self, name: str) -> ir.Module:
         module = ir.Module(name=name)
@@ -48,8 +49,11 @@ class JIT:
         module.data_layout = str(self.tm.target_data)
         return module
 
-    def compile(self, module: ir.Module) -> str:
-        """Verify, optimise and load `module`; return its optimised LLVM IR text."""
+    def compile(self, module: ir.Module, numbers: dict[str, int] | None = None) -> "Loaded":
+        """Verify, optimise and load `module`, which calls no code of other modules.
+        `numbers` are the values of the symbols that stand for numbers in its code
+        (its resume points': deopt.point_symbol)."""
+        numbers = numbers or {}
         cancel.check()
         check_headroom()
         with stage("lowering"):  # (llvmlite's IR, as the text LLVM parses)
@@ -71,13 +75,13 @@ class JIT:
                     if _VARIANTS in text or late:
                         _inline_variants(mod, pb)
                 cancel.check()  # (between optimisation and code generation: see cancel.py)
-                _check_externals(mod, self.defined)
+                _check_externals(mod)
                 optimized = str(mod)
             with stage("machine-code"):
                 obj = self.tm.emit_object(mod)
                 with _lock:
                     try:
-                        found = objload.load(obj, self._resolve)
+                        found = objload.load(obj, lambda name: numbers.get(name) or resolve(name))
                     except objload.Unresolved as e:
                         from ..errors import CompileError
 
@@ -85,42 +89,36 @@ class JIT:
                     except objload.NotLoadable:
                         found = None
                     if found is None:  # (LLVM's own loader: MCJIT)
+                        for name, number in numbers.items():
+                            llvm.add_symbol(name, number)
                         self.engine.add_module(mod)
                         self.engine.finalize_object()
-                        # The machine code stays loaded (and its symbols resolvable by
-                        # later modules); the engine no longer keeps the module's IR.
+                        # The machine code stays loaded; the engine no longer keeps the
+                        # module's IR.
                         self.engine.remove_module(mod)
-                    else:
-                        self.symbols.update(found)
-                        for name, address in found.items():
-                            llvm.add_symbol(name, address)  # (for a module MCJIT loads)
-                    self.defined.update(fn.name for fn in mod.functions if not fn.is_declaration)
-        return optimized
-
-    def _resolve(self, name: str) -> int | None:
-        """The address of a symbol that a module uses and does not define: compiled
-        code loaded before it, the runtime's functions, the C library's."""
-        found = self.symbols.get(name)
-        if found:
-            return found
-        from .runtime import RUNTIME_SYMBOLS, ffi, lib
-
-        if name in RUNTIME_SYMBOLS:
-            return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
-        if name in self.defined:
-            return self.engine.get_function_address(name) or None
-        function = c_function(name)
-        return ctypes.cast(function, ctypes.c_void_p).value if function is not None else None
+                        return Loaded(optimized, None, {}, self.engine)
+        return Loaded(optimized, obj, found, None)
 
     def assembly(self, optimized: str) -> str:
         """Machine code for optimised IR text, as `compile` produced it. Only for
         inspection, so it is generated on demand: it would add a third to a compile."""
         return self.tm.emit_assembly(llvm.parse_assembly(optimized))
 
+
+class Loaded:
+    """A module's code, loaded: its optimised IR text, its object (None when MCJIT
+    loaded it) and the addresses of its symbols."""
+
+    def __init__(self, optimized: str, obj: bytes | None, symbols: dict[str, int], engine: Any) -> None:
+        self.optimized = optimized
+        self.object = obj
+        self.symbols = symbols
+        self.engine = engine
+
     def address(self, name: str) -> int:
-        addr = self.symbols.get(name) or self.engine.get_function_address(name)
+        addr = self.symbols.get(name) or (self.engine.get_function_address(name) if self.engine is not None else 0)
         if not addr:
-            raise AssertionError(f"JIT has no symbol {name}")
+            raise AssertionError(f"the module has no symbol {name}")
         return addr
 
 
@@ -285,7 +283,7 @@ def check_headroom() -> None:
         raise CompileError(f"not compiled: a memory limit leaves less than {HEADROOM >> 20} MiB for LLVM")
 
 
-def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
+def _check_externals(mod: llvm.ModuleRef) -> None:
     """Refuse a module that calls a function the process cannot provide: MCJIT would
     otherwise jump to address 0 (or abort) when the code runs."""
     from ..errors import CompileError
@@ -293,22 +291,10 @@ def _check_externals(mod: llvm.ModuleRef, defined: set[str]) -> None:
 
     for fn in mod.functions:
         name = fn.name
-        if not fn.is_declaration or name.startswith("llvm.") or name in RUNTIME_SYMBOLS or name in defined:
+        if not fn.is_declaration or name.startswith("llvm.") or name in RUNTIME_SYMBOLS:
             continue
         if c_function(name) is None:
             raise CompileError(f"native code would need {name}(), which this process does not provide")
-
-
-def c_function(name: str) -> Any:
-    """The C function `name` as the process (or its C math library) provides it, as
-    a ctypes function, or None."""
-    import ctypes.util
-
-    found = getattr(ctypes.CDLL(None), name, None)
-    if found is None:
-        path = ctypes.util.find_library("m")
-        found = getattr(ctypes.CDLL(path), name, None) if path else None
-    return found
 
 
 def get_jit() -> JIT:

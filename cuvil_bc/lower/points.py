@@ -1,11 +1,13 @@
 """Resume points as code generation makes them (see cuvil_bc/resume.py, which runs them).
 
 A function that writes to arrays deoptimises by resuming the interpreter where its
-native code stopped. Code generation numbers each resume point (the number is in the
-machine code), describes how to rebuild every value there (`Slot`; the words a value takes:
-`typing.models.state_words`)
-and returns the descriptions with the compiled function (`Specialization.resume_points`):
-the dispatcher registers them at call time before the code can run. Nothing here
+native code stopped. Code generation names each resume point, describes how to
+rebuild every value there (`Slot`; the words a value takes: `typing.models.state_words`)
+and returns the descriptions by name. The machine code refers to a point's number
+through a symbol of that name, which the loader resolves to a number `new_number`
+gives (lower/jit.py, or the native-code cache loading code another process made);
+the compiled function carries its points by number (`Specialization.resume_points`),
+and the dispatcher registers them at call time before the code can run. Nothing here
 imports llvmlite.
 """
 

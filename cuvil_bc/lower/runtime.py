@@ -2,13 +2,14 @@
 
 It hands `cb_math_call` (csrc/entry.c), through which native code computes the `math`
 functions whose bits only CPython's own code guarantees, those functions, and
-registers the runtime's symbols with LLVM so that JIT-compiled code can call them.
+resolves the symbols that compiled code uses (`resolve`). It imports no llvmlite: the
+native-code cache loads code without it.
 """
 
 from __future__ import annotations
 
-
-import llvmlite.binding as llvm
+import ctypes
+from typing import Any
 
 from .._runtime import ffi, lib  # type: ignore[import-not-found]
 from .. import abi
@@ -58,21 +59,48 @@ def watch_numpy_errstate() -> None:
     _errstate_watched = True
 
 
-#: Symbols of the C runtime that JIT-compiled code may call (registered with LLVM).
+#: Symbols of the C runtime that compiled code may call.
 RUNTIME_SYMBOLS = frozenset(
     {"cb_math_call", "cb_complex_prod", "cb_complex_quot", "cb_complex_abs", "cb_tgamma", "cb_lgamma", "cb_remainder", "cb_hypot", "cb_set_deopt_line", "cb_deopt_slots", "cb_set_deopt_resume", "cb_park_deopt", "cb_alloc", "cb_alloc_zeroed", "cb_signal_generation", "cb_gil_work", "cb_incref", "cb_decref", "cb_new_strides"}
 )
-_registered = False
+_prepared = False
 
 
-def register_symbols() -> None:
-    global _registered
-    if _registered:
-        return
-    for name in sorted(RUNTIME_SYMBOLS):
-        llvm.add_symbol(name, int(ffi.cast("uintptr_t", ffi.addressof(lib, name))))
-    _registered = True
-    watch_signals()
+def resolve(name: str) -> int | None:
+    """The address of a symbol that compiled code may use and no compiled code
+    defines: the runtime's functions, the C library's."""
+    if name in RUNTIME_SYMBOLS:
+        return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
+    function = c_function(name)
+    return ctypes.cast(function, ctypes.c_void_p).value if function is not None else None
+
+
+def c_function(name: str) -> Any:
+    """The C function `name` as the process (or its C math library) provides it, as
+    a ctypes function, or None."""
+    global _process
+    if _process is None:
+        _process = ctypes.CDLL(None)
+    found = getattr(_process, name, None)
+    if found is None:
+        from ctypes.util import find_library  # (only here: it imports subprocess, ~15 ms)
+
+        path = find_library("m")
+        found = getattr(ctypes.CDLL(path), name, None) if path else None
+    return found
+
+
+_process: Any = None
+
+
+def prepare() -> None:
+    """What native code needs of the process before any of it runs, once: native loops
+    watch the program's signal handlers (`watch_signals`). The JIT calls it, and so
+    does the native-code cache before it loads code."""
+    global _prepared
+    if not _prepared:
+        watch_signals()
+        _prepared = True
 
 
 def watch_signals() -> None:

@@ -42,7 +42,7 @@ class Guard:
         return self.namespace.get(self.name, MISSING) is self.expected  # type: ignore[attr-defined]
 
 
-def _builtins_dict(pyfunc: pytypes.FunctionType) -> dict[str, object]:
+def builtins_dict(pyfunc: pytypes.FunctionType) -> dict[str, object]:
     b = pyfunc.__builtins__ if hasattr(pyfunc, "__builtins__") else builtins.__dict__
     return b if isinstance(b, dict) else b.__dict__  # type: ignore[return-value]
 
@@ -56,9 +56,19 @@ def function_guards(pyfunc: pytypes.FunctionType) -> list[Guard]:
     ]
 
 
+def compiled_as(value: object, original: Callable[[object], object]) -> object:
+    """What compiled code calls for `value`, a global's value: a function that
+    cuvil_bc.compile returned is compiled as the original, and so is one whose code the
+    import hook replaced (`original`, its registry)."""
+    dispatcher = getattr(value, "dispatcher", None)
+    if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
+        value = dispatcher.py_func
+    return original(value)
+
+
 def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType, original: Callable[[object], object] = lambda value: value) -> list[Guard]:
     gdict = pyfunc.__globals__
-    bdict = _builtins_dict(pyfunc)
+    bdict = builtins_dict(pyfunc)
     guards: dict[str, list[Guard]] = {}
     for block in fn.blocks:
         for op in list(block.ops):
@@ -80,12 +90,7 @@ def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType, original: Callab
                     Guard(value, "__code__", value.__code__, True),
                     Guard(value, "__defaults__", value.__defaults__, True),
                 ]
-            # A function that cuvil_bc.compile returned is compiled as the original.
-            dispatcher = getattr(value, "dispatcher", None)
-            if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
-                value = dispatcher.py_func
-            value = original(value)  # (the import hook hands in its registry of replaced functions)
-            fn.replace_all_uses(op, O.Const(value))
+            fn.replace_all_uses(op, O.Const(compiled_as(value, original)))
             block.ops.remove(op)
     return [g for gs in guards.values() for g in gs] + _resolve_module_attributes(fn)
 

@@ -1,0 +1,246 @@
+"""What an artifact says about the objects its code was compiled against, and how those
+descriptions are checked in another process.
+
+Compiled code depends on objects of the process that compiled it: the guards
+(`opt.specialize.Guard`: ``namespace[name] is expected``) say which, and a resume point
+may rebuild a constant. A guard cannot be stored as it is (its namespace and value are
+live objects), so an artifact stores, for each:
+
+* where its namespace is (`_where`): the function itself, its globals, its builtins,
+  a module by name, or reached from an earlier guard's value (the value itself, the
+  function compiled for it, or that function's globals);
+* a description of its value (`value`): exact for plain values (an int and a float, or
+  two NaNs with different bits, differ), by name for modules, classes and C functions
+  (the name must lead back to the very object), and by a digest of their code for
+  Python functions.
+
+Loading, each namespace is found again and its current value described the same way:
+the artifact is used only if every description is equal (as encoded bytes), and the
+guards are then made afresh with the current objects. Anything that cannot be
+described (an instance of a user class, a lambda held in a global) is `Undescribable`:
+that code is not stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import sys
+import types as pytypes
+from typing import Any, Callable
+
+from ..decode.counting import without_counters
+from ..opt.specialize import MISSING, Guard, builtins_dict, compiled_as
+from .encoding import encode
+
+Original = Callable[[object], object]
+
+
+class Undescribable(Exception):
+    """An object that an artifact cannot say how to find again."""
+
+
+class Mismatch(Exception):
+    """This process's objects are not the ones the artifact was compiled against."""
+
+
+def code_digest(code: pytypes.CodeType) -> str:
+    """A digest of what the compiler reads of `code` (the import hook's counters
+    removed): its bytecode, constants, names, positions and nested code. Marshal's
+    version 2 writes no back-references, so equal code gives equal bytes in every
+    process."""
+    try:
+        data = marshal.dumps(without_counters(code), 2)
+    except ValueError:  # a constant marshal cannot write (a trampoline's callable)
+        raise Undescribable(f"the code of {code.co_qualname if hasattr(code, 'co_qualname') else code.co_name}") from None
+    return hashlib.sha256(data).hexdigest()
+
+
+# -- values ----------------------------------------------------------------------------
+
+
+_PLAIN = (type(None), bool, int, float, str, bytes)
+
+
+def value(v: object, original: Original) -> tuple[Any, ...]:
+    """The description of a guard's value or a resume constant."""
+    t = type(v)
+    if v is MISSING:
+        return ("missing",)
+    if t in _PLAIN:
+        return ("=", v)
+    if t is complex:
+        return ("complex", v.real, v.imag)  # type: ignore[attr-defined]
+    if t is tuple:
+        return ("tuple", tuple(value(item, original) for item in v))  # type: ignore[attr-defined]
+    if t is pytypes.ModuleType:
+        name = v.__name__  # type: ignore[attr-defined]
+        if sys.modules.get(name) is not v:
+            raise Undescribable(f"module {name}, which is not sys.modules[{name!r}]")
+        return ("module", name)
+    if t is pytypes.FunctionType:
+        target = compiled_as(v, original)
+        if not isinstance(target, pytypes.FunctionType):
+            raise Undescribable(f"{v!r}")
+        return ("function", target.__module__ or "", target.__qualname__, code_digest(target.__code__))
+    if t is pytypes.CodeType:
+        return ("code", code_digest(v))  # type: ignore[arg-type]
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(v, numpy.generic) and t.__module__ == "numpy" and numpy.dtype(t).isbuiltin:
+        return ("numpy", t.__name__, v.tobytes())
+    if numpy is not None and isinstance(v, numpy.dtype) and v.isbuiltin == 1:
+        return ("dtype", v.str)
+    return ("named", *_name(v))
+
+
+def _name(v: object) -> tuple[str, str]:
+    """Where `v` is found: a module and a dotted path in it that lead to `v` itself."""
+    module = getattr(v, "__module__", None)
+    path = getattr(v, "__qualname__", None) or getattr(v, "__name__", None)
+    if type(module) is not str or type(path) is not str or "<" in path:
+        raise Undescribable(f"{type(v).__name__} {v!r}")
+    try:
+        found = _lookup(module, path)
+    except Mismatch:
+        found = None
+    if found is not v:
+        raise Undescribable(f"{v!r}, which is not {module}.{path}")
+    return module, path
+
+
+def _lookup(module: str, path: str) -> object:
+    found: object = sys.modules.get(module)
+    if found is None:
+        raise Mismatch(f"module {module} is not imported")
+    for part in path.split("."):
+        found = getattr(found, part, MISSING)
+        if found is MISSING:
+            raise Mismatch(f"{module}.{path} does not exist")
+    return found
+
+
+def rebuild(d: tuple[Any, ...], original: Original) -> object:
+    """The object that description `d` (a resume constant's) stands for in this
+    process; `Mismatch` if there is none (or it differs)."""
+    kind = d[0]
+    if kind == "=":
+        return d[1]
+    if kind == "complex":
+        return complex(d[1], d[2])
+    if kind == "tuple":
+        return tuple(rebuild(item, original) for item in d[1])
+    if kind == "module":
+        found = sys.modules.get(d[1])
+        if found is None:
+            raise Mismatch(f"module {d[1]} is not imported")
+        return found
+    if kind == "numpy":
+        import numpy
+
+        kind_type = getattr(numpy, d[1], None)
+        if not (isinstance(kind_type, type) and issubclass(kind_type, numpy.generic)):
+            raise Mismatch(f"numpy has no scalar type {d[1]}")
+        return numpy.frombuffer(d[2], dtype=kind_type)[0]
+    if kind == "dtype":
+        import numpy
+
+        return numpy.dtype(d[1])
+    if kind in ("function", "named"):
+        found = _lookup(d[1], d[2])
+        if encode(value(found, original)) != encode(d):
+            raise Mismatch(f"{d[1]}.{d[2]} is not what the code was compiled against")
+        return found
+    raise Mismatch(f"a constant described as {kind}")
+
+
+# -- guards ----------------------------------------------------------------------------
+
+
+def guards(gs: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> tuple[tuple[Any, ...], ...]:
+    """The descriptions of `gs`, guards of code compiled for `pyfunc`: for each, where
+    its namespace is, its name, whether it is an attribute, and its value's
+    description."""
+    out = []
+    for g in gs:
+        where = _where(g.namespace, gs[: len(out)], pyfunc, original)
+        out.append((where, g.name, g.is_attr, _guarded(g.namespace, g.name, g.is_attr, g.expected, original)))
+    return tuple(out)
+
+
+def _guarded(namespace: object, name: str, is_attr: bool, expected: object, original: Original) -> tuple[Any, ...]:
+    if is_attr and isinstance(namespace, pytypes.FunctionType) and name in _FUNCTION_PARTS:
+        # A callee's code and defaults, as the compiler read them: the code of the
+        # function compiled for it (the import hook swaps a native function's code for
+        # a trampoline; the function it compiles keeps the code as written).
+        target = compiled_as(namespace, original)
+        return ("part", value(getattr(target, name), original))
+    return value(expected, original)
+
+
+_FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
+
+
+def _where(namespace: object, before: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> tuple[Any, ...]:
+    if namespace is pyfunc:
+        return ("self",)
+    if namespace is pyfunc.__globals__:
+        return ("globals",)
+    if namespace is builtins_dict(pyfunc):
+        return ("builtins",)
+    if type(namespace) is pytypes.ModuleType and sys.modules.get(namespace.__name__) is namespace:
+        return ("module", namespace.__name__)
+    for k, g in enumerate(before):
+        if namespace is g.expected:
+            return ("value", k)
+        target = compiled_as(g.expected, original)
+        if namespace is target:
+            return ("compiled", k)
+        if isinstance(target, pytypes.FunctionType) and namespace is target.__globals__:
+            return ("globals-of", k)
+    raise Undescribable(f"a guard's namespace ({type(namespace).__name__})")
+
+
+def live_guards(stored: tuple[tuple[Any, ...], ...], pyfunc: pytypes.FunctionType, original: Original) -> list[Guard]:
+    """Guards over this process's objects for `stored` descriptions (as `guards`
+    made them); `Mismatch` if any object differs from its description."""
+    made: list[Guard] = []
+    for where, name, is_attr, described in stored:
+        namespace = _find(where, made, pyfunc, original)
+        if is_attr:
+            current = getattr(namespace, name, MISSING)
+        elif isinstance(namespace, dict):
+            current = namespace.get(name, MISSING)
+        else:
+            raise Mismatch(f"the namespace of {name} is not a dict")
+        try:
+            now = _guarded(namespace, name, is_attr, current, original)
+        except Undescribable as e:
+            raise Mismatch(str(e)) from None
+        if encode(now) != encode(described):
+            raise Mismatch(f"{name} is not what the code was compiled against")
+        made.append(Guard(namespace, name, current, is_attr))
+    return made
+
+
+def _find(where: tuple[Any, ...], made: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> object:
+    kind = where[0]
+    if kind == "self":
+        return pyfunc
+    if kind == "globals":
+        return pyfunc.__globals__
+    if kind == "builtins":
+        return builtins_dict(pyfunc)
+    if kind == "module":
+        found = sys.modules.get(where[1])
+        if found is None:
+            raise Mismatch(f"module {where[1]} is not imported")
+        return found
+    if kind in ("value", "compiled", "globals-of") and type(where[1]) is int and 0 <= where[1] < len(made):
+        if kind == "value":
+            return made[where[1]].expected
+        target = compiled_as(made[where[1]].expected, original)
+        if kind == "compiled":
+            return target
+        if isinstance(target, pytypes.FunctionType):
+            return target.__globals__
+    raise Mismatch(f"a namespace described as {where!r}")

@@ -1,0 +1,117 @@
+"""Where artifacts live, and how many of them are kept.
+
+By default an artifact lives beside the ``.pyc`` of the function's source file, as
+CPython places that (``__pycache__``, or under `sys.pycache_prefix`):
+
+    pkg/__pycache__/mod.cpython-312.cuvil_bc/<qualname>.<key>.cbn
+
+A settable directory (`set_directory`, or the ``CUVIL_BC_CACHE_DIR`` environment
+variable) holds them all instead, also those of functions without a source file
+(defined in ``exec``'d text, a notebook), which otherwise are not stored.
+
+``CUVIL_BC_CACHE=0`` (or `set_enabled(False)`) turns the cache off. Under ``-B`` or
+``PYTHONDONTWRITEBYTECODE`` artifacts are still read but never written, as ``.pyc``
+files are. Each directory keeps at most `size_limit` bytes of artifacts (by default
+256 MiB, ``CUVIL_BC_CACHE_SIZE`` in MiB): after a write, the least recently used go
+first (a load marks a file used by its modification time).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import re
+import sys
+import types as pytypes
+
+SUFFIX = ".cbn"
+
+_enabled: bool | None = None
+_directory: str | None = None
+
+
+def enabled() -> bool:
+    if _enabled is not None:
+        return _enabled
+    return os.environ.get("CUVIL_BC_CACHE", "").strip().lower() not in ("0", "false", "no", "off")
+
+
+def set_enabled(on: bool | None) -> None:
+    """Turn the cache on or off for this process (None: as the environment says)."""
+    global _enabled
+    _enabled = on
+
+
+def directory() -> str | None:
+    return _directory if _directory is not None else (os.environ.get("CUVIL_BC_CACHE_DIR") or None)
+
+
+def set_directory(path: str | None) -> None:
+    """Keep every artifact in `path` (None: beside the ``.pyc`` files, or as the
+    environment says)."""
+    global _directory
+    _directory = os.path.abspath(path) if path is not None else None
+
+
+def size_limit() -> int:
+    try:
+        return max(1, int(os.environ.get("CUVIL_BC_CACHE_SIZE", "256"))) << 20
+    except ValueError:
+        return 256 << 20
+
+
+def path(pyfunc: pytypes.FunctionType, key: bytes) -> str | None:
+    """The file of `pyfunc`'s artifact with `key`, or None where it has none."""
+    name = f"{_safe(pyfunc.__qualname__)}.{key.hex()[:40]}{SUFFIX}"
+    chosen = directory()
+    if chosen is not None:
+        return os.path.join(chosen, name)
+    source = pyfunc.__code__.co_filename
+    if not os.path.isabs(source) or not os.path.isfile(source):
+        return None
+    try:
+        pyc = importlib.util.cache_from_source(source)
+    except (NotImplementedError, ValueError):
+        return None  # no cache tag (sys.implementation.cache_tag is None)
+    return os.path.join(pyc[: -len(".pyc")] + ".cuvil_bc", name)
+
+
+def _safe(name: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", name)[:80]
+
+
+def writable() -> bool:
+    return not sys.dont_write_bytecode
+
+
+def mark_used(file: str) -> None:
+    try:
+        os.utime(file)
+    except OSError:
+        pass
+
+
+def evict(folder: str, limit: int) -> None:
+    """Remove the least recently used artifacts of `folder` until the rest take at most
+    `limit` bytes. (Another process may remove some at the same time: a file gone
+    already is fine, and a process that has read a file does not need it again.)"""
+    try:
+        names = [n for n in os.listdir(folder) if n.endswith(SUFFIX)]
+    except OSError:
+        return
+    files = []
+    for n in names:
+        try:
+            st = os.stat(os.path.join(folder, n))
+        except OSError:
+            continue
+        files.append((st.st_mtime_ns, st.st_size, n))
+    total = sum(size for _, size, _ in files)
+    for _, size, n in sorted(files):
+        if total <= limit:
+            break
+        try:
+            os.unlink(os.path.join(folder, n))
+        except OSError:
+            pass
+        total -= size

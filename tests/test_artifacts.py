@@ -1,0 +1,475 @@
+"""The persistent native-code cache (cuvil_bc/artifacts/).
+
+Programs run in fresh processes, as a user runs them twice: the second run must load
+every function it compiled the first time, import no llvmlite, and print what CPython
+prints (the same program with the cache off, and plain CPython, are run beside it).
+Damaged, foreign and other users' files, concurrent writers, changed globals, the
+``-B`` rules, the file's place and its size cap are each checked.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import cuvil_bc
+from cuvil_bc import artifacts
+from cuvil_bc.artifacts import artifact, describe, encoding, keys, location
+
+LIB = textwrap.dedent(
+    """
+    import math
+    import os
+
+    import numpy as np
+
+    SCALE = int(os.environ.get("SCALE", "3"))
+    OFFSET = 0.25
+
+
+    def helper(x):
+        return math.sqrt(x) * SCALE + OFFSET
+
+
+    def total(n):
+        s = 0.0
+        for i in range(n):
+            s += helper(i) + np.pi
+        return s
+
+
+    def fill(a, n):
+        for i in range(n):
+            a[i] = a[i] * SCALE + i
+        return a
+
+
+    def stats(xs):
+        lo, hi, s = xs[0], xs[0], 0.0
+        for i in range(len(xs)):
+            x = xs[i]
+            lo = min(lo, x)
+            hi = max(hi, x)
+            s += x
+        return lo, hi, s / len(xs)
+
+
+    def wide(h):
+        for _ in range(4):
+            h = (h * 1099511628211) % (1 << 64)
+        return h - (1 << 64)
+
+
+    def spin(z, n):
+        for _ in range(n):
+            z = z * z * 0.5 + 0.1j
+        return z
+    """
+)
+
+MAIN = textwrap.dedent(
+    """
+    import json, sys
+    import numpy as np
+    import cuvil_bc
+    from cuvil_bc import artifacts
+    import lib
+
+    total = cuvil_bc.compile(lib.total)
+    fill = cuvil_bc.compile(lib.fill)
+    stats = cuvil_bc.compile(lib.stats)
+    wide = cuvil_bc.compile(lib.wide)
+    spin = cuvil_bc.compile(lib.spin)
+    out = []
+    out.append(repr(total(50)))
+    a = np.arange(6, dtype=np.int64)
+    out.append(repr(fill(a, 6).tolist()))
+    try:
+        fill(a, 9)  # deoptimises at a[6], resumes the interpreter, which raises
+    except IndexError as e:
+        out.append(f"IndexError: {e} {a.tolist()}")
+    out.append(repr(stats(np.linspace(-1.0, 2.0, 7))))
+    out.append(repr(wide(12345)))
+    out.append(repr(spin(0.3 + 0.2j, 5)))
+    functions = (total, fill, stats, wide, spin)
+    print(json.dumps({
+        "out": out,
+        "native": [f.signatures for f in functions],
+        "compiles": sum(f.stats["compiles"] for f in functions),
+        "loads": sum(f.stats["cache_loads"] for f in functions),
+        "counts": artifacts.counts,
+        "llvmlite": "llvmlite" in sys.modules,
+    }))
+    """
+)
+
+PLAIN = MAIN.replace("cuvil_bc.compile(lib.", "(lib.").replace('f.stats["compiles"]', "0").replace('f.stats["cache_loads"]', "0").replace("f.signatures", "[]")
+
+
+def _env(cache: Path | None, **extra: str) -> dict[str, str]:
+    env = dict(os.environ)
+    for name in ("PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "CUVIL_BC_CACHE", "CUVIL_BC_CACHE_DIR", "CUVIL_BC_CACHE_SIZE"):
+        env.pop(name, None)
+    if cache is not None:
+        env["CUVIL_BC_CACHE_DIR"] = str(cache)
+    env.update(extra)
+    return env
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "lib.py").write_text(LIB)
+    (project / "main.py").write_text(MAIN)
+    (project / "plain.py").write_text(PLAIN)
+    return project
+
+
+def _run(project: Path, env: dict[str, str], *flags: str, script: str = "main.py") -> dict:
+    done = subprocess.run([sys.executable, *flags, script], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result["stderr"] = done.stderr
+    return result
+
+
+def _edit(path: Path, text: str) -> None:
+    """Rewrite a source of the same size, later by a few seconds: CPython's .pyc knows
+    its source by size and whole seconds of modification time."""
+    mtime = path.stat().st_mtime
+    path.write_text(text)
+    os.utime(path, (mtime + 5, mtime + 5))
+
+
+def _files(folder: Path) -> list[Path]:
+    return sorted(folder.rglob("*.cbn"))
+
+
+def test_a_second_run_loads_everything_and_never_imports_llvmlite(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    plain = _run(project, _env(None), script="plain.py")
+    first = _run(project, _env(cache))
+    assert first["out"] == plain["out"], (first["out"], plain["out"])
+    assert all(first["native"]), first["native"]  # (every function ran natively)
+    assert first["compiles"] == 5 and first["loads"] == 0 and first["counts"]["stored"] == 5
+    assert len(_files(cache)) == 5
+    second = _run(project, _env(cache))
+    assert second["out"] == plain["out"]
+    assert second["native"] == first["native"]
+    assert second["compiles"] == 0 and second["loads"] == 5, second
+    assert second["counts"]["refused"] == 0 and second["counts"]["stale"] == 0
+    assert not second["llvmlite"]
+    assert second["stderr"] == ""
+    off = _run(project, _env(cache, CUVIL_BC_CACHE="0"))
+    assert off["out"] == plain["out"] and off["compiles"] == 5 and off["loads"] == 0 and off["llvmlite"]
+
+
+def test_a_changed_global_compiles_again_and_replaces_the_file(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    _run(project, _env(cache))
+    changed = _run(project, _env(cache, SCALE="5"))
+    plain = _run(project, _env(None, SCALE="5"), script="plain.py")
+    assert changed["out"] == plain["out"]
+    # total (through helper) and fill read SCALE: compiled again; the others loaded.
+    assert changed["compiles"] == 2 and changed["loads"] == 3 and changed["counts"]["stale"] == 2
+    assert changed["stderr"] == ""
+    again = _run(project, _env(cache, SCALE="5"))
+    assert again["compiles"] == 0 and again["out"] == plain["out"]
+
+
+def test_changed_code_is_compiled_again(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    _run(project, _env(cache))
+    # A callee's code changed: its caller's artifact describes the callee's code.
+    _edit(project / "lib.py", LIB.replace("return math.sqrt(x) * SCALE + OFFSET", "return math.sqrt(x) * SCALE - OFFSET"))
+    changed = _run(project, _env(cache))
+    assert changed["out"] == _run(project, _env(None), script="plain.py")["out"]
+    assert changed["compiles"] == 1 and changed["loads"] == 4 and changed["counts"]["stale"] == 1
+    # A function's own code changed: another key, another file.
+    _edit(project / "lib.py", LIB.replace("a[i] = a[i] * SCALE + i", "a[i] = a[i] * SCALE - i"))
+    changed = _run(project, _env(cache))
+    assert changed["out"] == _run(project, _env(None), script="plain.py")["out"]
+    assert changed["compiles"] == 2 and changed["loads"] == 3 and changed["counts"]["stale"] == 1  # (total: helper is back)
+
+
+@pytest.mark.parametrize(
+    "damage, says",
+    [
+        (lambda data: data[:-7], "damaged"),
+        (lambda data: data[:30], "truncated"),
+        (lambda data: data[:200] + bytes([data[200] ^ 1]) + data[201:], "damaged"),
+        (lambda data: b"not an artifact at all" * 4, "not a cuvil_bc artifact"),
+        (lambda data: data[:12] + bytes(32) + data[44:], "key"),
+    ],
+)
+def test_a_damaged_or_foreign_file_is_refused_with_a_warning_and_replaced(tmp_path: Path, damage, says: str) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    _run(project, _env(cache))
+    victim = _files(cache)[0]
+    victim.write_bytes(damage(victim.read_bytes()))
+    # (-W error: a bad file must never make a call fail)
+    result = _run(project, _env(cache), "-W", "error")
+    plain = _run(project, _env(None), script="plain.py")
+    assert result["out"] == plain["out"]
+    assert result["counts"]["refused"] == 1 and result["compiles"] == 1 and result["loads"] == 4
+    assert "ignoring the native code cache file" in result["stderr"] and says in result["stderr"]
+    assert _run(project, _env(cache))["compiles"] == 0  # replaced by a sound one
+
+
+def test_nothing_is_written_under_dont_write_bytecode_but_files_are_read(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    assert _run(project, _env(cache), "-B")["counts"]["stored"] == 0
+    assert _run(project, _env(cache, PYTHONDONTWRITEBYTECODE="1"))["counts"]["stored"] == 0
+    assert not _files(cache)
+    _run(project, _env(cache))
+    assert _run(project, _env(cache), "-B")["loads"] == 5
+
+
+def test_files_live_beside_the_pyc_or_under_the_pycache_prefix(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    _run(project, _env(None))
+    beside = _files(project / "__pycache__")
+    assert len(beside) == 5
+    assert all(p.parent.name == f"lib.{sys.implementation.cache_tag}.cuvil_bc" for p in beside)
+    prefix = tmp_path / "prefix"
+    _run(project, _env(None, PYTHONPYCACHEPREFIX=str(prefix)))
+    assert len(_files(prefix)) == 5
+    assert _run(project, _env(None, PYTHONPYCACHEPREFIX=str(prefix)))["loads"] == 5
+
+
+def test_the_decorator_can_turn_the_cache_off(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    (project / "main.py").write_text(MAIN.replace("cuvil_bc.compile(lib.total)", "cuvil_bc.compile(lib.total, cache=False)"))
+    cache = tmp_path / "cache"
+    _run(project, _env(cache))
+    second = _run(project, _env(cache))
+    assert second["compiles"] == 1 and second["loads"] == 4
+
+
+def test_concurrent_processes_write_and_read_the_same_files(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    cache = tmp_path / "cache"
+    plain = _run(project, _env(None), script="plain.py")
+    runs = [subprocess.Popen([sys.executable, "main.py"], cwd=project, env=_env(cache), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            for _ in range(4)]
+    for p in runs:
+        out, err = p.communicate(timeout=300)
+        assert p.returncode == 0, err
+        result = json.loads(out.strip().splitlines()[-1])
+        assert result["out"] == plain["out"] and result["counts"]["refused"] == 0 and err == ""
+    assert len(_files(cache)) == 5
+    assert not list(cache.glob("*.tmp"))
+    assert _run(project, _env(cache))["loads"] == 5
+
+
+def test_artifacts_are_deterministic(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    one, two = tmp_path / "one", tmp_path / "two"
+    _run(project, _env(one))
+    _run(project, _env(two))
+    first, second = _files(one), _files(two)
+    assert [p.name for p in first] == [p.name for p in second] and first
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+# -- in this process -------------------------------------------------------------------
+
+
+def _kernel_source(tmp_path: Path) -> object:
+    """A function defined in a file (artifacts live beside a file's .pyc)."""
+    path = tmp_path / "kernelmod.py"
+    path.write_text("def kernel(n):\n    s = 0\n    for i in range(n):\n        s += i * 3 % 7\n    return s\n")
+    namespace: dict[str, object] = {"__name__": "kernelmod"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    return namespace["kernel"]
+
+
+@pytest.fixture
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "cache"
+    artifacts.set_directory(str(folder))
+    monkeypatch.setattr(sys, "dont_write_bytecode", False)
+    yield folder
+    artifacts.set_directory(None)
+
+
+def test_another_users_file_is_refused(cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    kernel = _kernel_source(tmp_path)
+    f = cuvil_bc.compile(kernel)
+    assert f(100) == kernel(100) and f.stats["compiles"] == 1
+    assert len(_files(cache_dir)) == 1
+    g = cuvil_bc.compile(kernel)
+    assert g(100) == kernel(100) and g.stats["cache_loads"] == 1 and g.stats["compiles"] == 0
+    monkeypatch.setattr(os, "geteuid", lambda: os.getuid() + 1)  # the file is now someone else's
+    h = cuvil_bc.compile(kernel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert h(100) == kernel(100)
+    assert h.stats["compiles"] == 1 and h.stats["cache_loads"] == 0
+    assert any("belongs to another user" in str(w.message) for w in caught), [str(w.message) for w in caught]
+
+
+def test_the_directory_keeps_to_its_size_cap(cache_dir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    cache_dir.mkdir(parents=True)
+    old = [cache_dir / f"old{k}{location.SUFFIX}" for k in range(3)]
+    for k, p in enumerate(old):
+        p.write_bytes(bytes(400 << 10))
+        os.utime(p, ns=(k * 10**9, k * 10**9))  # old0 is the least recently used
+    other = cache_dir / "notes.txt"
+    other.write_bytes(bytes(900 << 10))  # not an artifact: never removed
+    monkeypatch.setenv("CUVIL_BC_CACHE_SIZE", "1")  # MiB
+    f = cuvil_bc.compile(_kernel_source(tmp_path))
+    f(10)
+    kept = {p.name for p in _files(cache_dir)}
+    assert "old0.cbn" not in kept and "old2.cbn" in kept and other.exists()
+    assert sum(p.stat().st_size for p in _files(cache_dir)) <= 1 << 20
+
+
+def test_a_fallback_is_not_stored(cache_dir: Path) -> None:
+    def text(n):
+        return "x" * n
+
+    f = cuvil_bc.compile(text)
+    assert f(3) == "xxx" and not f.signatures
+    assert not _files(cache_dir)
+
+
+def test_encoding_round_trips_and_refuses_what_it_did_not_write() -> None:
+    values = [None, True, False, 0, -1, 2**100, -(2**70), 0.0, -0.0, float("inf"), float("nan"), "", "é\udc80", b"\x00\xff",
+              (), (1, (2.5, "x", (None,))), tuple(range(40))]
+    for v in values:
+        back = encoding.decode(encoding.encode(v))
+        assert encoding.encode(back) == encoding.encode(v) and type(back) is type(v)
+    assert np.isnan(encoding.decode(encoding.encode(float("nan"))))
+    data = encoding.encode((1, "two", b"three", (4.0,)))
+    for cut in range(len(data)):
+        with pytest.raises(encoding.Malformed):
+            encoding.decode(data[:cut])
+    for bad in (b"X", b"t\xff\xff\xff\xff", b"s\x05\x00\x00\x00ab", b"NN", b"t\x01\x00\x00\x00" * 40 + b"N", b"i\x00\x00\x00\x00"):
+        with pytest.raises(encoding.Malformed):
+            encoding.decode(bad)
+    with pytest.raises(TypeError):
+        encoding.encode([1, 2])
+
+
+def test_descriptions_tell_apart_what_guards_tell_apart() -> None:
+    import math
+
+    original = lambda v: v  # noqa: E731
+
+    def same(a: object, b: object) -> bool:
+        return encoding.encode(describe.value(a, original)) == encoding.encode(describe.value(b, original))
+
+    assert not same(1, 1.0) and not same(1, True) and not same(0.0, -0.0) and same(float("nan"), float("nan"))
+    assert not same(math.sqrt, math.cos) and same(math.sqrt, math.sqrt) and not same(np.float64(1.5), 1.5)
+    assert not same(np.float64(1.5), np.float32(1.5)) and same(np, np)
+    with pytest.raises(describe.Undescribable):
+        describe.value(object(), original)
+    with pytest.raises(describe.Undescribable):
+        describe.value([1, 2], original)
+
+
+def test_a_key_covers_the_signature_and_the_compile_settings() -> None:
+    from cuvil_bc.typing.types import FLOAT, INT
+
+    def f(x):
+        return x + 1
+
+    base = keys.key(f, (INT,), frozenset(), True)
+    assert keys.key(f, (INT,), frozenset(), True) == base
+    assert len({base, keys.key(f, (FLOAT,), frozenset(), True), keys.key(f, (INT,), frozenset({"entry bounds"}), True),
+                keys.key(f, (INT,), frozenset(), False)}) == 4
+
+
+def test_an_artifact_holds_its_key_and_its_fingerprint() -> None:
+    from cuvil_bc.compiler import COMPILER
+    from cuvil_bc.typing.types import INT
+
+    def f(x):
+        return x * 2 + 1
+
+    spec = COMPILER.compile(f, (INT,))
+    key = keys.key(f, (INT,), frozenset(), True)
+    data = artifact.build(spec, key, frozenset(), COMPILER.original)
+    loaded = artifact.load(data, key, f, (INT,), COMPILER.original)
+    assert loaded.entry == spec.entry and loaded.return_type == spec.return_type
+    other = keys.key(f, (INT,), frozenset(), False)
+    with pytest.raises(artifact.Refused, match="key"):
+        artifact.load(data, other, f, (INT,), COMPILER.original)
+
+
+def test_a_loaded_function_that_stops_speculating_takes_its_callees_along(cache_dir: Path, tmp_path: Path) -> None:
+    """A specialisation loaded from the cache does not know its callees: when its
+    speculation fails (or an assumption is dropped), this process types it to find
+    them, so that its next compile builds them without speculation too."""
+    from cuvil_bc.compiler import COMPILER
+
+    path = tmp_path / "callermod.py"
+    path.write_text("def inner(x):\n    return x * 3 + 1\n\n\ndef outer(n):\n    s = 0\n    for i in range(n):\n        s += inner(i)\n    return s\n")
+    namespace: dict[str, object] = {"__name__": "callermod"}
+    exec(compile(path.read_text(), str(path), "exec"), namespace)
+    outer, inner = namespace["outer"], namespace["inner"]
+    first = cuvil_bc.compile(outer)
+    assert first(10) == outer(10) and first.stats["compiles"] == 1
+    second = cuvil_bc.compile(outer)
+    assert second(10) == outer(10) and second.stats["cache_loads"] == 1
+    (native,) = second.dispatcher._native.values()
+    assert native.spec.from_cache and native.spec.calls_native
+    COMPILER.stop_speculating(native.spec)
+    assert outer in COMPILER.no_speculation and inner in COMPILER.no_speculation
+
+
+SIGNALLED = textwrap.dedent(
+    """
+    import json, signal, sys, time
+    import cuvil_bc
+    import spin
+
+    class Alarm(Exception):
+        pass
+
+    def ring(signum, frame):
+        raise Alarm
+
+    f = cuvil_bc.compile(spin.spin)
+    f(1000)  # compiled, or loaded from the cache
+    signal.signal(signal.SIGALRM, ring)
+    signal.setitimer(signal.ITIMER_REAL, 0.2)
+    start = time.perf_counter()
+    try:
+        f(10**10)  # seconds of work unless the alarm stops it
+        stopped = None
+    except Alarm:
+        stopped = time.perf_counter() - start
+    print(json.dumps({"stopped": stopped, "loads": f.stats["cache_loads"], "llvmlite": "llvmlite" in sys.modules}))
+    """
+)
+
+
+def test_a_program_that_loads_everything_still_sees_its_signals(tmp_path: Path) -> None:
+    """Native loops see signals through the runtime's handler, which the JIT used to
+    install when it started: a process that loads all its code never starts one."""
+    project = tmp_path / "signalled"
+    project.mkdir()
+    (project / "spin.py").write_text("def spin(n):\n    t = 0\n    i = 0\n    while i < n:\n        t = (t * 3 + i) % 1000003\n        i += 1\n    return t\n")
+    (project / "main.py").write_text(SIGNALLED)
+    cache = tmp_path / "cache"
+    first = _run(project, _env(cache))
+    second = _run(project, _env(cache))
+    assert second["loads"] == 1 and not second["llvmlite"]
+    for result in (first, second):
+        assert result["stopped"] is not None and result["stopped"] < 0.2 + 0.5, result
