@@ -473,3 +473,168 @@ def test_a_program_that_loads_everything_still_sees_its_signals(tmp_path: Path) 
     assert second["loads"] == 1 and not second["llvmlite"]
     for result in (first, second):
         assert result["stopped"] is not None and result["stopped"] < 0.2 + 0.5, result
+
+
+# -- ahead of time (python -m cuvil_bc compile) -----------------------------------------
+
+HOOKED_LIB = textwrap.dedent(
+    """
+    def collatz(n):
+        steps = 0
+        while n != 1:
+            n = n // 2 if n % 2 == 0 else 3 * n + 1
+            steps += 1
+        return steps
+
+
+    def longest(lo, hi):
+        best, at = 0, lo
+        for k in range(lo, hi):
+            s = collatz(k)
+            if s > best:
+                best, at = s, k
+        return at, best
+
+
+    def wave(x, n):
+        t = 0.0
+        for k in range(n):
+            t += (x * k) % 1.7 - 0.85
+        return t
+    """
+)
+HOOKED_MAIN = textwrap.dedent(
+    """
+    import json, sys
+    import pkglib.work as work
+
+    out = [work.longest(k * 500 + 1, k * 500 + 500) for k in range(30)]
+    out += [round(work.wave(k / 7.0, 3000), 9) for k in range(200)]
+    print(json.dumps(out))
+    print("llvmlite" in sys.modules, file=sys.stderr)
+    """
+)
+
+
+def _hooked_project(tmp_path: Path) -> Path:
+    project = tmp_path / "hooked"
+    (project / "pkglib").mkdir(parents=True)
+    (project / "pkglib" / "__init__.py").write_text("")
+    (project / "pkglib" / "work.py").write_text(HOOKED_LIB)
+    (project / "main.py").write_text(HOOKED_MAIN)
+    return project
+
+
+def _hooked(project: Path, env: dict[str, str]) -> tuple[str, str]:
+    env = {**env, "CUVIL_BC_SYNC": "1"}
+    done = subprocess.run([sys.executable, "-X", "importhook", "cuvil_bc", "main.py"], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return done.stdout, done.stderr
+
+
+def _compile_ahead(project: Path, report: Path, cache: Path, env: dict[str, str]) -> str:
+    done = subprocess.run([sys.executable, "-m", "cuvil_bc", "compile", str(project), "--signatures-from", str(report), "--cache-dir", str(cache)],
+                          cwd=project, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
+
+
+def test_ahead_of_time_artifacts_let_a_program_run_without_llvm(tmp_path: Path) -> None:
+    project = _hooked_project(tmp_path)
+    plain = subprocess.run([sys.executable, "main.py"], cwd=project, env=_env(None), capture_output=True, text=True, timeout=300).stdout
+    report = tmp_path / "report.json"
+    first, _ = _hooked(project, _env(None, CUVIL_BC_CACHE="0", CUVIL_BC_REPORT=str(report)))
+    assert first == plain
+    rows = {r["qualname"]: r for r in json.loads(report.read_text())["functions"]}
+    assert rows["longest"]["signatures"] == ["(int, int)"] and rows["wave"]["signatures"] == ["(float, int)"]
+    cache = tmp_path / "aot"
+    out = _compile_ahead(project, report, cache, _env(None))
+    assert "built pkglib.work.longest (int, int)" in out and "built pkglib.work.wave (float, int)" in out, out
+    report2 = tmp_path / "report2.json"
+    again, err = _hooked(project, _env(cache, CUVIL_BC_REPORT=str(report2)))
+    assert again == plain
+    assert err.strip().splitlines()[-1] == "False"  # llvmlite never imported
+    rows = {r["qualname"]: r for r in json.loads(report2.read_text())["functions"]}
+    assert rows["longest"]["status"] == rows["wave"]["status"] == "native"
+    assert rows["longest"]["calls_native"] > 0 and rows["wave"]["calls_native"] > 0
+
+
+def test_ahead_of_time_artifacts_are_deterministic(tmp_path: Path) -> None:
+    project = _hooked_project(tmp_path)
+    report = tmp_path / "report.json"
+    _hooked(project, _env(None, CUVIL_BC_CACHE="0", CUVIL_BC_REPORT=str(report)))
+    one, two = tmp_path / "one", tmp_path / "two"
+    _compile_ahead(project, report, one, _env(None))
+    _compile_ahead(project, report, two, _env(None, PYTHONHASHSEED="12345"))
+    first, second = _files(one), _files(two)
+    assert len(first) >= 2 and [p.name for p in first] == [p.name for p in second]
+    for a, b in zip(first, second):
+        assert a.read_bytes() == b.read_bytes(), a.name
+
+
+def test_compile_says_what_it_skips(tmp_path: Path) -> None:
+    project = tmp_path / "script"
+    project.mkdir()
+    (project / "main.py").write_text("def spin(n):\n    t = 0\n    for k in range(n):\n        t += k % 7\n    return t\n\nprint(sum(spin(k) for k in range(3000)))\n")
+    report = tmp_path / "report.json"
+    done = subprocess.run([sys.executable, "-X", "importhook", "cuvil_bc", "main.py"], cwd=project,
+                          env=_env(None, CUVIL_BC_CACHE="0", CUVIL_BC_SYNC="1", CUVIL_BC_REPORT=str(report)), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = _compile_ahead(project, report, tmp_path / "aot", _env(None))
+    assert "skipped __main__.spin: a script's own function" in out, out
+
+
+# -- worker processes -------------------------------------------------------------------
+
+WORKER_LIB = textwrap.dedent(
+    """
+    import sys
+    import cuvil_bc
+
+
+    @cuvil_bc.compile
+    def work(n):
+        t = 0
+        for k in range(n):
+            t += (k * k) % 11
+        return t
+
+
+    def task(n):
+        return work(n), work.stats["compiles"], work.stats["cache_loads"], "llvmlite" in sys.modules
+    """
+)
+WORKER_MAIN = textwrap.dedent(
+    """
+    import json, multiprocessing, pickle
+    from concurrent.futures import ProcessPoolExecutor
+    import wlib
+
+    if __name__ == "__main__":
+        first = wlib.task(1000)  # compiled here, and stored
+        assert pickle.loads(pickle.dumps(wlib.work)) is wlib.work  # (by reference)
+        out = {"parent": first}
+        for method in ("spawn", "fork", "forkserver"):
+            with multiprocessing.get_context(method).Pool(2) as pool:
+                out[method] = pool.map(wlib.task, [2000, 3000, 4000])
+        with ProcessPoolExecutor(2, mp_context=multiprocessing.get_context("spawn")) as ex:
+            out["executor"] = list(ex.map(wlib.task, [2000, 3000]))
+        print(json.dumps(out))
+    """
+)
+
+
+def test_worker_processes_load_compiled_code_instead_of_compiling(tmp_path: Path) -> None:
+    project = tmp_path / "workers"
+    project.mkdir()
+    (project / "wlib.py").write_text(WORKER_LIB)
+    (project / "main.py").write_text(WORKER_MAIN)
+    result = _run(project, _env(tmp_path / "cache"))
+    expected = {n: sum((k * k) % 11 for k in range(n)) for n in (1000, 2000, 3000, 4000)}
+    assert result["parent"][:3] == [expected[1000], 1, 0]
+    for method in ("spawn", "forkserver", "executor"):
+        for (value, compiles, loads, llvmlite), n in zip(result[method], (2000, 3000, 4000)):
+            # A fresh interpreter: the function came from the cache, and LLVM never loaded.
+            assert (value, compiles, loads, llvmlite) == (expected[n], 0, 1, False), (method, result[method])
+    for (value, compiles, loads, _), n in zip(result["fork"], (2000, 3000, 4000)):
+        assert (value, compiles, loads) == (expected[n], 1, 0)  # the parent's code, inherited: nothing compiled again

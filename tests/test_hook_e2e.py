@@ -172,9 +172,10 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     rows = report(out)
     assert set(rows["numeric"]) == {
         "module", "qualname", "file", "line", "status", "reason", "calls_native", "calls_interpreted", "compile_ms",
-        "calls_before_native", "saved_ms", "native_ns", "interpreted_ns", "deopt_lines",
+        "calls_before_native", "saved_ms", "native_ns", "interpreted_ns", "deopt_lines", "signatures",
     }
     assert rows["numeric"]["status"] == "native" and rows["numeric"]["module"] == "__main__"
+    assert rows["numeric"]["signatures"] == ["(int)"]
     # Every one of the 400 calls is counted once: interpreted before it turned native, native after.
     assert rows["numeric"]["calls_native"] + rows["numeric"]["calls_interpreted"] == 400
     # numeric(k) loops k times: the loop counter reaches its threshold (2000) during the

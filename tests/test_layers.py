@@ -28,7 +28,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("driver", ("pipeline", "compiler")),
     ("runtime", ("counters", "frames", "observe", "boxing", "fastpath", "resume", "artifacts", "dispatcher")),  # call time
     ("hook", ("hook",)),
-    ("api", ("cuvil_bc", "__main__", "testing", "fuzz")),  # the package's own functions, tools
+    ("api", ("cuvil_bc", "__main__", "aot", "testing", "fuzz")),  # the package's own functions, tools
 )
 
 

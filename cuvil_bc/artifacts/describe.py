@@ -24,7 +24,6 @@ that code is not stored.
 from __future__ import annotations
 
 import hashlib
-import marshal
 import sys
 import types as pytypes
 from typing import Any, Callable
@@ -45,15 +44,39 @@ class Mismatch(Exception):
 
 
 def code_digest(code: pytypes.CodeType) -> str:
-    """A digest of what the compiler reads of `code` (the import hook's counters
-    removed): its bytecode, constants, names, positions and nested code. Marshal's
-    version 2 writes no back-references, so equal code gives equal bytes in every
-    process."""
+    """A digest of what the compiler reads of `code`: its bytecode, constants, names,
+    flags, positions and exception table, and those of the code nested in it, with the
+    import hook's counters removed (the hook's copy of a function and the function
+    imported without the hook have the same digest, although the hook's line table
+    is encoded differently). Written in `encoding`'s format, which has no interning
+    marks or hash order: equal code gives equal bytes in every process."""
     try:
-        data = marshal.dumps(without_counters(code), 2)
-    except ValueError:  # a constant marshal cannot write (a trampoline's callable)
-        raise Undescribable(f"the code of {code.co_qualname if hasattr(code, 'co_qualname') else code.co_name}") from None
-    return hashlib.sha256(data).hexdigest()
+        return hashlib.sha256(encode(_plain_code(code))).hexdigest()
+    except (TypeError, ValueError):  # a constant of another kind (a counter left in)
+        raise Undescribable(f"the code of {getattr(code, 'co_qualname', code.co_name)}") from None
+
+
+def _plain_code(code: pytypes.CodeType) -> tuple[Any, ...]:
+    code = without_counters(code)
+    return ("code", code.co_code, tuple(_plain_constant(c) for c in code.co_consts), code.co_names, code.co_varnames,
+            code.co_freevars, code.co_cellvars, code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount,
+            code.co_flags, code.co_stacksize, code.co_filename, code.co_name, getattr(code, "co_qualname", code.co_name),
+            code.co_firstlineno, tuple(code.co_positions()), code.co_exceptiontable)
+
+
+def _plain_constant(value: object) -> object:
+    t = type(value)
+    if t is pytypes.CodeType:
+        return _plain_code(value)  # type: ignore[arg-type]
+    if t is tuple:
+        return ("tuple", tuple(_plain_constant(v) for v in value))  # type: ignore[attr-defined]
+    if t is frozenset:
+        return ("frozenset", tuple(sorted((_plain_constant(v) for v in value), key=encode)))  # type: ignore[attr-defined]
+    if t is complex:
+        return ("complex", value.real, value.imag)  # type: ignore[attr-defined]
+    if value is Ellipsis:
+        return ("...",)
+    return ("=", value)  # (None, bools, ints, floats, strs, bytes; anything else: TypeError)
 
 
 # -- values ----------------------------------------------------------------------------

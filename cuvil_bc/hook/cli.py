@@ -9,6 +9,10 @@
                                                   what ran each hot line
     python -m cuvil_bc report --html out.html --from report.json
                                                   the same from a CUVIL_BC_REPORT file
+    python -m cuvil_bc compile PATH... --signatures-from report.json [--cache-dir DIR]
+                                                  build native code ahead of time for
+                                                  the signatures a report recorded
+                                                  (cuvil_bc/aot.py)
 """
 
 from __future__ import annotations

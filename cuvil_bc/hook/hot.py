@@ -121,6 +121,8 @@ class Record:
             "interpreted_ns": self.verdict.interpreted_ns if self.verdict is not None else None,
             # Deoptimisations by the line whose guard failed (0: not known).
             "deopt_lines": {str(line): n for line, n in sorted(deopts.items())},
+            # The native signatures: what `python -m cuvil_bc compile` builds ahead of time.
+            "signatures": sorted({sig for d in self.dispatchers for sig in d.signatures}),
         }
 
 
@@ -488,7 +490,7 @@ class Runtime:
                 {"module": info.module, "qualname": info.qualname, "file": source, "line": info.lineno,
                  "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
                  "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0, "calls_before_native": None, "saved_ms": None,
-                 "native_ns": None, "interpreted_ns": None, "deopt_lines": {}}
+                 "native_ns": None, "interpreted_ns": None, "deopt_lines": {}, "signatures": []}
             )
         # Paths inside the program's directory are given relative to it.
         if self.program_dir:

@@ -4,7 +4,7 @@ table of ``python -m cuvil_bc report`` and its ``--html`` view.
     {"functions": [{"module", "qualname", "file", "line", "status", "reason",
                     "calls_native", "calls_interpreted", "compile_ms",
                     "calls_before_native", "native_ns", "interpreted_ns", "saved_ms",
-                    "deopt_lines"}, ...]}
+                    "deopt_lines", "signatures"}, ...]}
 
 status is ``native`` (compiled; its calls run native code), ``interpreted`` (not hot,
 still compiling when the program ended, called once, a leaf, or reverted by the cost
@@ -16,6 +16,8 @@ then), and by the native entry; calls that native code makes to other native cod
 not counted. native_ns and interpreted_ns are the cost model's typical call times
 (hook/cost.py); saved_ms is (interpreted_ns - native_ns) x calls_native, None when
 interpreted calls were not timed. deopt_lines: deoptimisations by source line.
+signatures: the argument types each native signature was compiled for (``"(float, int)"``),
+which ``python -m cuvil_bc compile --signatures-from`` compiles ahead of time.
 """
 
 from __future__ import annotations
