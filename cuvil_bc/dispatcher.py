@@ -354,6 +354,12 @@ class Dispatcher:
         fn.dispatcher = self  # type: ignore[attr-defined]
         return fn
 
+    @property
+    def installed_code(self) -> pytypes.CodeType | None:
+        """The code this dispatcher last gave its function (another code there is
+        someone else's: `_install`)."""
+        return self._installed
+
     def observed_changed(self, observed: bool) -> None:
         with self._lock:
             if self._suspends:

@@ -638,3 +638,152 @@ def test_worker_processes_load_compiled_code_instead_of_compiling(tmp_path: Path
             assert (value, compiles, loads, llvmlite) == (expected[n], 0, 1, False), (method, result[method])
     for (value, compiles, loads, _), n in zip(result["fork"], (2000, 3000, 4000)):
         assert (value, compiles, loads) == (expected[n], 1, 0)  # the parent's code, inherited: nothing compiled again
+
+
+# -- what a helper found (each failed before its fix) -----------------------------------
+
+ALIASED = textwrap.dedent(
+    """
+    import json, sys
+    import cuvil_bc
+
+    def make_scaler(k):
+        def scale(x, k=k):
+            return x * k
+        return scale
+
+    scale_a = make_scaler(2)
+    scale_b = scale_a if sys.argv[1] == "shared" else make_scaler(3)
+    relu, leaky = make_scaler(0), make_scaler(0)
+    CHOSEN = relu if sys.argv[1] == "shared" else leaky
+
+    def f(x):
+        return scale_a(x) + scale_b(x)
+
+    def g(x):
+        return relu is CHOSEN
+
+    cf, cg = cuvil_bc.compile(f), cuvil_bc.compile(g)
+    print(json.dumps({"out": [cf(10), f(10), cg(1), g(1)], "loads": cf.stats["cache_loads"] + cg.stats["cache_loads"], "native": [cf.signatures, cg.signatures]}))
+    """
+)
+
+
+def test_objects_that_were_one_must_be_one_again(tmp_path: Path) -> None:
+    """Two globals that named one function when the code was compiled, and two
+    functions in the next run: the code checked the defaults of the one (and folded
+    ``relu is CHOSEN``). The identities of the guards' values are part of the
+    artifact."""
+    project = tmp_path / "aliased"
+    project.mkdir()
+    (project / "m.py").write_text(ALIASED)
+    cache = tmp_path / "cache"
+    env = _env(cache)
+    for first, second in (("shared", "separate"), ("separate", "shared")):
+        for mode in (first, second):
+            done = subprocess.run([sys.executable, "m.py", mode], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr
+            result = json.loads(done.stdout)
+            cf, f, cg, g = result["out"]
+            assert (cf, cg) == (f, g) and all(result["native"]), (mode, result)
+        assert result["loads"] == 0  # (the second mode compiled again)
+
+
+def test_a_callee_with_other_globals_is_not_taken_for_the_callers(tmp_path: Path) -> None:
+    project = tmp_path / "globals"
+    project.mkdir()
+    (project / "m.py").write_text(textwrap.dedent(
+        """
+        import json, sys
+        import cuvil_bc
+        K = 1
+
+        def g(x):
+            return x + K
+
+        if sys.argv[1] == "other":
+            ns = {"__name__": __name__, "K": 100}
+            exec(compile("\\n" * 5 + "def g(x):\\n    return x + K\\n", __file__, "exec"), ns)
+            g = ns["g"]
+
+        def f(x):
+            return g(x)
+
+        cf = cuvil_bc.compile(f)
+        print(json.dumps([cf(5), f(5), cf.stats["cache_loads"]]))
+        """))
+    env = _env(tmp_path / "cache")
+    for mode in ("same", "other"):
+        done = subprocess.run([sys.executable, "m.py", mode], cwd=project, env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        compiled, plain, loads = json.loads(done.stdout)
+        assert compiled == plain, (mode, compiled, plain)
+
+
+def test_values_that_cannot_be_stored_leave_the_function_native(cache_dir: Path) -> None:
+    from cuvil_bc.testing import compile_source
+
+    deep: object = 0
+    for _ in range(40):
+        deep = (deep, 2)
+    f = compile_source("def f(x):\n    return x + T[1]\n", T=deep)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert f(10) == 12
+    assert f.signatures and f.stats["compiles"] == 1
+    strict = cuvil_bc.compile(f.py_func, strict=True)
+    assert strict(10) == 12
+    big = compile_source("def f(x):\n    return x + len(S)\n", S="x" * (1 << 20))
+    assert big(1) == (1 << 20) + 1 and big.signatures
+    sizes = [p.stat().st_size for p in _files(cache_dir)]
+    assert sizes and max(sizes) < 64 << 10  # (the string is described by a digest)
+
+
+def test_siblings_made_by_one_factory_share_their_artifact(tmp_path: Path) -> None:
+    project = tmp_path / "siblings"
+    project.mkdir()
+    (project / "m.py").write_text(textwrap.dedent(
+        """
+        import json
+        import cuvil_bc
+
+        def make(k):
+            def scaled(x, k=k):
+                t = 0
+                for i in range(x):
+                    t += i * k
+                return t
+            return scaled
+
+        a, b = cuvil_bc.compile(make(2)), cuvil_bc.compile(make(3))
+        print(json.dumps([a(10), b(10), a.stats["cache_loads"] + b.stats["cache_loads"]]))
+        """))
+    env = _env(tmp_path / "cache")
+    runs = [json.loads(subprocess.run([sys.executable, "m.py"], cwd=project, env=env, capture_output=True, text=True, timeout=300, check=True).stdout) for _ in range(2)]
+    assert runs[0] == [90, 135, 1] and runs[1] == [90, 135, 2]  # (the defaults are bound by the dispatcher)
+
+
+def test_a_crafted_file_with_sound_hashes_is_refused_and_replaced(cache_dir: Path, tmp_path: Path) -> None:
+    import hashlib
+
+    kernel = _kernel_source(tmp_path)
+    f = cuvil_bc.compile(kernel)
+    f(10)
+    (path,) = _files(cache_dir)
+    data = path.read_bytes()
+    size = artifact._HEADER.size
+    fields, obj = encoding.decode(data[size:])
+    owners, entries, identities = fields[8]
+    crafted = (owners, ((0, (), "x", False, ("=", 1)),), (-1, -1))
+    fields = (*fields[:8], crafted, *fields[9:])
+    body = encoding.encode((fields, obj))
+    key = data[12:44]
+    path.write_bytes(artifact._HEADER.pack(artifact.MAGIC, keys.FORMAT, key, artifact._fingerprint(key, crafted), hashlib.sha256(body).digest()) + body)
+    g = cuvil_bc.compile(kernel)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert g(10) == kernel(10) and g.signatures
+    assert any("ignoring the native code cache file" in str(w.message) for w in caught)
+    assert g.stats["compiles"] == 1
+    h = cuvil_bc.compile(kernel)
+    assert h(10) == kernel(10) and h.stats["cache_loads"] == 1  # (replaced by a sound one)

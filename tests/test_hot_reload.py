@@ -55,6 +55,23 @@ def test_a_compiled_caller_notices_its_callee_got_new_code() -> None:
         ns["step"].__code__ = compile_source(SOURCE, "step").py_func.__code__
 
 
+def test_a_compiled_caller_runs_new_code_given_to_a_compiled_callee() -> None:
+    """The callee is itself a function that cuvil_bc.compile returned: its caller
+    compiled the dispatcher's original, and after ``g.__code__ = new`` compiled it again
+    (the guard on g's code failed), still the original: a silent wrong result."""
+    import cuvil_bc
+
+    namespace: dict[str, object] = {}
+    exec("def g(x):\n    return x + 1\n\ndef g2(x):\n    return x + 1000\n\ndef f(x):\n    return g(x) * 2\n", namespace)
+    g = namespace["g"] = cuvil_bc.compile(namespace["g"])
+    f = namespace["f"] = cuvil_bc.compile(namespace["f"])
+    assert f(5) == 12 and native_ran(f)
+    g.__code__ = namespace["g2"].__code__  # type: ignore[union-attr]
+    for _ in range(3):
+        assert f(5) == f.py_func(5) == 2010
+    assert g(5) == 1005
+
+
 def test_under_the_hook_a_native_caller_notices_new_code_for_its_callee(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from .test_hook_e2e import report, run, same
 

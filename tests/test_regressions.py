@@ -535,3 +535,26 @@ def test_constant_folding_does_not_run_a_deprecated_operator() -> None:
     f = compile_source("def f(x):\n    return x + ~(1 >= -5)\n")
     for _ in range(3):
         check(f, 3, native=False)
+
+
+def test_a_global_array_is_refused_cleanly() -> None:
+    """Reading a NumPy array held in a global was an internal compiler error (a
+    RuntimeWarning, 'NoneType' object is not iterable): it is a construct that is not
+    supported, said as such."""
+    import warnings
+
+    import numpy as np
+
+    import cuvil_bc
+    from cuvil_bc.errors import CompileError
+    from cuvil_bc.testing import compile_source
+
+    source = "def f(n):\n    s = 0.0\n    for i in range(n):\n        s += TABLE[i]\n    return s\n"
+    f = compile_source(source, TABLE=np.arange(10.0))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (an internal error warns)
+        assert f(5) == 10.0
+    assert "a NumPy array held in a global" in f.explain()
+    strict = cuvil_bc.compile(f.py_func, strict=True)
+    with pytest.raises(CompileError, match="a NumPy array held in a global"):
+        strict(5)

@@ -31,8 +31,6 @@ from .describe import Mismatch, Undescribable
 #: What the cache did in this process (tests and the benchmarks read it).
 counts = {"loaded": 0, "stored": 0, "refused": 0, "stale": 0, "not_stored": 0}
 _lock = threading.Lock()
-#: The largest artifact read (anything larger is refused).
-MAX_SIZE = 64 << 20
 
 
 def key(pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...], drops: frozenset[str], speculates: bool) -> bytes | None:
@@ -56,16 +54,17 @@ def find(pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...], key: bytes, o
     if path is None:
         return None
     try:
-        data = read_own(path, MAX_SIZE)
+        data = read_own(path, artifact.MAX_SIZE)
         if data is None:
             return None
         spec = artifact.load(data, key, pyfunc, argtypes, original)
-    except (NotOwn, artifact.Refused) as e:
-        _count("refused")
-        internal_warning(f"cuvil_bc: ignoring the native code cache file {path}: {e}", stacklevel=4)
-        return None
     except Mismatch:
         _count("stale")  # compiled against other objects: compiled again, and replaced
+        return None
+    except Exception as e:  # noqa: BLE001 (refused, or anything a crafted file could cause)
+        _count("refused")
+        reason = str(e) if isinstance(e, (NotOwn, artifact.Refused)) else f"internal error: {type(e).__name__}: {e}"
+        internal_warning(f"cuvil_bc: ignoring the native code cache file {path}: {reason}", stacklevel=4)
         return None
     location.mark_used(path)
     _count("loaded")
@@ -82,8 +81,12 @@ def store(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[obje
         return
     try:
         data = artifact.build(spec, key, drops, original)
-    except Undescribable as e:
+    except Undescribable:
         _count("not_stored")
+        return
+    except Exception as e:  # noqa: BLE001 (the code is compiled and runs: only its file is lost)
+        _count("not_stored")
+        internal_warning(f"cuvil_bc: not storing the native code of {spec.pyfunc.__qualname__}: internal error: {type(e).__name__}: {e}", stacklevel=4)
         return
     source = spec.pyfunc.__code__.co_filename
     if write_atomic(path, data, source_mode(source if os.path.isfile(source) else None)):

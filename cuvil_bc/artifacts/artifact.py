@@ -32,6 +32,11 @@ from .encoding import Malformed, decode, encode
 from .keys import FORMAT
 
 MAGIC = b"CUVILBCN"
+#: The largest artifact written or read.
+MAX_SIZE = 64 << 20
+#: Constants that a resume point may get back as an equal copy (the others must be
+#: the very object: a module, a function, a class).
+_REBUILT = (type(None), bool, int, float, complex, str, bytes, tuple)
 _HEADER = struct.Struct("<8sI32s32s32s")
 
 #: The description's fields, in order, and their types.
@@ -107,7 +112,7 @@ def build(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[obje
         raise describe.Undescribable("code that LLVM's own loader loaded")
     for t in (*spec.argtypes, spec.return_type):
         _check_type(t)
-    guards = describe.guards(spec.all_guards(), spec.pyfunc, original)
+    guards = describe.guards(spec, original)
     points = []
     for name, number in sorted(spec.resume_numbers.items()):
         info = spec.resume_points[number]
@@ -118,7 +123,12 @@ def build(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[obje
         "return_type": str(spec.return_type), "loops": spec.loops, "numpy_floats": spec.numpy_floats,
         "calls_native": spec.calls_native, "drops": tuple(sorted(drops)), "guards": guards, "points": tuple(points),
     }
-    body = encode((tuple(fields[name] for name, _ in _FIELDS), spec.object))
+    try:
+        body = encode((tuple(fields[name] for name, _ in _FIELDS), spec.object))
+    except (TypeError, ValueError) as e:  # (a constant nested too deeply)
+        raise describe.Undescribable(str(e)) from None
+    if len(body) > MAX_SIZE - _HEADER.size:
+        raise describe.Undescribable(f"an artifact of {len(body)} bytes")
     return _HEADER.pack(MAGIC, FORMAT, key, _fingerprint(key, guards), hashlib.sha256(body).digest()) + body
 
 
@@ -136,7 +146,14 @@ def _slot(slot: Slot, original: Callable[[object], object]) -> tuple[Any, ...]:
         _check_type(slot.arg)
         return ("words", str(slot.arg), slot.offset, slot.owns)
     if slot.kind == "const":
-        return ("const", describe.value(slot.arg, original), 0, False)
+        described = describe.value(slot.arg, original)
+        try:  # (it must come back as itself: a function made in a function would not)
+            back = describe.rebuild(described, original)
+        except describe.Mismatch:
+            back = None
+        if encode(describe.value(back, original)) != encode(described) or (type(slot.arg) not in _REBUILT and back is not slot.arg):
+            raise describe.Undescribable(f"the constant {slot.arg!r}")
+        return ("const", described, 0, False)
     if slot.kind == "arg":
         return ("arg", slot.arg, 0, False)
     return ("unbound", None, 0, False)
@@ -190,15 +207,15 @@ def load(data: bytes, key: bytes, pyfunc: pytypes.FunctionType, argtypes: tuple[
         raise Refused("its argument types are not the ones its key says")
     try:
         guards = describe.live_guards(fields["guards"], pyfunc, original)
-    except (ValueError, TypeError) as e:
-        raise Refused(f"its guards are malformed ({e})") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+        raise Refused(f"its guards are malformed ({type(e).__name__}: {e})") from None
     if _fingerprint(key, fields["guards"]) != fingerprint:
         raise Refused("its fingerprint does not match its guards")
     try:
         points = [_point(p, pyfunc, original) for p in fields["points"]]
         parse_type(fields["return_type"])
-    except (ValueError, TypeError, IndexError) as e:
-        raise Refused(f"its resume points are malformed ({e})") from None
+    except (ValueError, TypeError, IndexError, KeyError, AttributeError) as e:
+        raise Refused(f"its resume points are malformed ({type(e).__name__}: {e})") from None
     prepare()
     numbers = {name: new_number() for name, _ in points}
     try:

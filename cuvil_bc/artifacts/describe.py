@@ -6,17 +6,19 @@ Compiled code depends on objects of the process that compiled it: the guards
 may rebuild a constant. A guard cannot be stored as it is (its namespace and value are
 live objects), so an artifact stores, for each:
 
-* where its namespace is (`_where`): the function itself, its globals, its builtins,
-  a module by name, or reached from an earlier guard's value (the value itself, the
-  function compiled for it, or that function's globals);
+* where its namespace is (`_where`), relative to the function whose code the guard
+  belongs to (the compiled function or a native callee, found from an earlier
+  guard's value): that function, its globals, its builtins, a module by name, or an
+  earlier guard's value (or the function compiled for it);
 * a description of its value (`value`): exact for plain values (an int and a float, or
   two NaNs with different bits, differ), by name for modules, classes and C functions
   (the name must lead back to the very object), and by a digest of their code for
   Python functions.
 
 Loading, each namespace is found again and its current value described the same way:
-the artifact is used only if every description is equal (as encoded bytes), and the
-guards are then made afresh with the current objects. Anything that cannot be
+the artifact is used only if every description is equal (as encoded bytes) and the
+values that were one object are one object again (and no others), and the guards are
+then made afresh with the current objects. Anything that cannot be
 described (an instance of a user class, a lambda held in a global) is `Undescribable`:
 that code is not stored.
 """
@@ -83,6 +85,7 @@ def _plain_constant(value: object) -> object:
 
 
 _PLAIN = (type(None), bool, int, float, str, bytes)
+_LARGE = 256  # bytes: a longer str or bytes (an int of more bits) is described by a digest
 
 
 def value(v: object, original: Original) -> tuple[Any, ...]:
@@ -91,6 +94,9 @@ def value(v: object, original: Original) -> tuple[Any, ...]:
     if v is MISSING:
         return ("missing",)
     if t in _PLAIN:
+        if t in (str, bytes) and len(v) > _LARGE or t is int and v.bit_length() > 8 * _LARGE:  # type: ignore[arg-type, attr-defined]
+            # (compared, never rebuilt: a large value is not copied into the file)
+            return ("digest", t.__name__, hashlib.sha256(repr(v).encode("utf-8", "surrogatepass")).hexdigest())
         return ("=", v)
     if t is complex:
         return ("complex", v.real, v.imag)  # type: ignore[attr-defined]
@@ -179,15 +185,31 @@ def rebuild(d: tuple[Any, ...], original: Original) -> object:
 # -- guards ----------------------------------------------------------------------------
 
 
-def guards(gs: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> tuple[tuple[Any, ...], ...]:
-    """The descriptions of `gs`, guards of code compiled for `pyfunc`: for each, where
-    its namespace is, its name, whether it is an attribute, and its value's
-    description."""
-    out = []
-    for g in gs:
-        where = _where(g.namespace, gs[: len(out)], pyfunc, original)
-        out.append((where, g.name, g.is_attr, _guarded(g.namespace, g.name, g.is_attr, g.expected, original)))
-    return tuple(out)
+def guards(spec: Any, original: Original) -> tuple[Any, ...]:
+    """The descriptions of the guards of `spec` (a compiled `Specialization`) and its
+    native callees: ``(owners, entries, identities)``.
+
+    Each specialisation's guards are described relative to its own function (its
+    *owner*: the specialisation itself, or a callee found as an earlier guard's value or
+    the function compiled for it). An entry is ``(owner, where, name, is_attr,
+    description)``. `identities` says, for the function and each guard's value, which
+    earlier one was the very same object (-1: none): compiled code may rely on two
+    globals being one object (``a is b``, or the defaults checked on the one function
+    that two names held), so a process where they are not, or where two are one that
+    were not, does not use it. The function's own guards (its code and defaults) are
+    left out: the key covers its code and the dispatcher binds its defaults."""
+    owners: list[tuple[Any, ...]] = []
+    entries: list[tuple[Any, ...]] = []
+    flat: list[Guard] = []
+    for s in spec.all_specializations():
+        owners.append(("self",) if s is spec else _found(s.pyfunc, flat, original))
+        for g in s.guards:
+            if s is spec and g.namespace is spec.pyfunc:
+                continue
+            where = _where(g.namespace, s.pyfunc, flat, original)
+            entries.append((len(owners) - 1, where, g.name, g.is_attr, _guarded(g.namespace, g.name, g.is_attr, g.expected, original)))
+            flat.append(g)
+    return tuple(owners), tuple(entries), _identities([spec.pyfunc, *(g.expected for g in flat)])
 
 
 def _guarded(namespace: object, name: str, is_attr: bool, expected: object, original: Original) -> tuple[Any, ...]:
@@ -203,32 +225,56 @@ def _guarded(namespace: object, name: str, is_attr: bool, expected: object, orig
 _FUNCTION_PARTS = ("__code__", "__defaults__", "__kwdefaults__")
 
 
-def _where(namespace: object, before: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> tuple[Any, ...]:
-    if namespace is pyfunc:
-        return ("self",)
-    if namespace is pyfunc.__globals__:
+def _found(fn: object, before: list[Guard], original: Original) -> tuple[Any, ...]:
+    """How to find `fn` from the guards before: as one's value, or as the function
+    compiled for one's value."""
+    for k, g in enumerate(before):
+        if fn is g.expected:
+            return ("value", k)
+        if fn is compiled_as(g.expected, original):
+            return ("compiled", k)
+    raise Undescribable(f"a callee ({fn!r}) that no guard leads to")
+
+
+def _where(namespace: object, owner: pytypes.FunctionType, before: list[Guard], original: Original) -> tuple[Any, ...]:
+    """Where a guard's namespace is, relative to its owner's function."""
+    if namespace is owner:
+        return ("fn",)
+    if namespace is owner.__globals__:
         return ("globals",)
-    if namespace is builtins_dict(pyfunc):
+    if namespace is builtins_dict(owner):
         return ("builtins",)
     if type(namespace) is pytypes.ModuleType and sys.modules.get(namespace.__name__) is namespace:
         return ("module", namespace.__name__)
-    for k, g in enumerate(before):
-        if namespace is g.expected:
-            return ("value", k)
-        target = compiled_as(g.expected, original)
-        if namespace is target:
-            return ("compiled", k)
-        if isinstance(target, pytypes.FunctionType) and namespace is target.__globals__:
-            return ("globals-of", k)
-    raise Undescribable(f"a guard's namespace ({type(namespace).__name__})")
+    return _found(namespace, before, original)
 
 
-def live_guards(stored: tuple[tuple[Any, ...], ...], pyfunc: pytypes.FunctionType, original: Original) -> list[Guard]:
+def _identities(objects: list[object]) -> tuple[int, ...]:
+    first: dict[int, int] = {}
+    out = []
+    for k, o in enumerate(objects):
+        seen = first.get(id(o))
+        out.append(-1 if seen is None else seen)
+        if seen is None:
+            first[id(o)] = k
+    return tuple(out)
+
+
+def live_guards(stored: tuple[Any, ...], pyfunc: pytypes.FunctionType, original: Original) -> list[Guard]:
     """Guards over this process's objects for `stored` descriptions (as `guards`
-    made them); `Mismatch` if any object differs from its description."""
+    made them); `Mismatch` if any object differs from its description, or if objects
+    that were one are not (or the reverse)."""
+    owner_paths, entries, identities = stored
+    owners: list[pytypes.FunctionType] = []
     made: list[Guard] = []
-    for where, name, is_attr, described in stored:
-        namespace = _find(where, made, pyfunc, original)
+    for owner, where, name, is_attr, described in entries:
+        while len(owners) <= owner:
+            path = owner_paths[len(owners)]
+            fn = pyfunc if path == ("self",) else _follow(path, made, original)
+            if not isinstance(fn, pytypes.FunctionType):
+                raise Mismatch(f"a callee is now {type(fn).__name__}")
+            owners.append(fn)
+        namespace = _namespace(where, owners[owner], made, original)
         if is_attr:
             current = getattr(namespace, name, MISSING)
         elif isinstance(namespace, dict):
@@ -242,28 +288,33 @@ def live_guards(stored: tuple[tuple[Any, ...], ...], pyfunc: pytypes.FunctionTyp
         if encode(now) != encode(described):
             raise Mismatch(f"{name} is not what the code was compiled against")
         made.append(Guard(namespace, name, current, is_attr))
+    if _identities([pyfunc, *(g.expected for g in made)]) != identities:
+        raise Mismatch("objects that were one object are not (or the reverse)")
     return made
 
 
-def _find(where: tuple[Any, ...], made: list[Guard], pyfunc: pytypes.FunctionType, original: Original) -> object:
+def _follow(path: tuple[Any, ...], made: list[Guard], original: Original) -> object:
+    kind, k = path
+    if type(k) is not int or not 0 <= k < len(made):
+        raise ValueError(f"a path to guard {k!r}")
+    if kind == "value":
+        return made[k].expected
+    if kind == "compiled":
+        return compiled_as(made[k].expected, original)
+    raise ValueError(f"a path of kind {kind!r}")
+
+
+def _namespace(where: tuple[Any, ...], owner: pytypes.FunctionType, made: list[Guard], original: Original) -> object:
     kind = where[0]
-    if kind == "self":
-        return pyfunc
+    if kind == "fn":
+        return owner
     if kind == "globals":
-        return pyfunc.__globals__
+        return owner.__globals__
     if kind == "builtins":
-        return builtins_dict(pyfunc)
+        return builtins_dict(owner)
     if kind == "module":
         found = sys.modules.get(where[1])
         if found is None:
             raise Mismatch(f"module {where[1]} is not imported")
         return found
-    if kind in ("value", "compiled", "globals-of") and type(where[1]) is int and 0 <= where[1] < len(made):
-        if kind == "value":
-            return made[where[1]].expected
-        target = compiled_as(made[where[1]].expected, original)
-        if kind == "compiled":
-            return target
-        if isinstance(target, pytypes.FunctionType):
-            return target.__globals__
-    raise Mismatch(f"a namespace described as {where!r}")
+    return _follow(where, made, original)

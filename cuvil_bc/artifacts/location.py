@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import sys
+import time
 import types as pytypes
 
 SUFFIX = ".cbn"
@@ -85,10 +86,28 @@ def writable() -> bool:
 
 
 def mark_used(file: str) -> None:
+    if not writable():
+        return  # (-B: nothing in the cache changes)
     try:
         os.utime(file)
     except OSError:
         pass
+
+
+def _remove_abandoned(folder: str, names: list[str]) -> None:
+    """Temporary files of writers that were killed before they renamed them (a
+    writer's own is younger than `ABANDONED` seconds)."""
+    now = time.time()
+    for n in names:
+        try:
+            path = os.path.join(folder, n)
+            if now - os.stat(path).st_mtime > ABANDONED:
+                os.unlink(path)
+        except OSError:
+            pass
+
+
+ABANDONED = 3600
 
 
 def evict(folder: str, limit: int) -> None:
@@ -96,9 +115,11 @@ def evict(folder: str, limit: int) -> None:
     `limit` bytes. (Another process may remove some at the same time: a file gone
     already is fine, and a process that has read a file does not need it again.)"""
     try:
-        names = [n for n in os.listdir(folder) if n.endswith(SUFFIX)]
+        names = os.listdir(folder)
     except OSError:
         return
+    _remove_abandoned(folder, [n for n in names if SUFFIX + "." in n and n.endswith(".tmp")])
+    names = [n for n in names if n.endswith(SUFFIX)]
     files = []
     for n in names:
         try:

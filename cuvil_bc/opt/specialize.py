@@ -58,11 +58,14 @@ def function_guards(pyfunc: pytypes.FunctionType) -> list[Guard]:
 
 def compiled_as(value: object, original: Callable[[object], object]) -> object:
     """What compiled code calls for `value`, a global's value: a function that
-    cuvil_bc.compile returned is compiled as the original, and so is one whose code the
-    import hook replaced (`original`, its registry)."""
+    cuvil_bc.compile returned is compiled as the original while it has the code its
+    dispatcher gave it, and so is one whose code the import hook replaced
+    (`original`, its registry)."""
     dispatcher = getattr(value, "dispatcher", None)
-    if isinstance(value, pytypes.FunctionType) and dispatcher is not None:
+    if isinstance(value, pytypes.FunctionType) and dispatcher is not None and value.__code__ is getattr(dispatcher, "installed_code", None):
         value = dispatcher.py_func
+    # (a compiled function whose code someone replaced, as hot-reload tools do, runs
+    # that code: it is compiled as it is)
     return original(value)
 
 

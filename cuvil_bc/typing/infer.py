@@ -10,6 +10,7 @@ the lowering splits them at run time. A construct that cannot be typed raises
 from __future__ import annotations
 
 import itertools
+import sys
 import types as pytypes
 from typing import Callable, Protocol
 
@@ -40,6 +41,11 @@ def const_type(value: object) -> Type:
         return UINT  # (a mask: 0xFFFFFFFFFFFFFFFF; never an argument's type)
     if type(value) is int and INT128_MIN <= value <= INT128_MAX and not INT64_MIN <= value <= UINT64_MAX:  # type: ignore[operator]
         return INT128  # (``1 << 64``; never an argument's type either)
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and isinstance(value, numpy.ndarray):
+        # (its data would be an address of this process in the code; and CPython sees
+        # every change to the array that a global names)
+        raise Unsupported("a NumPy array held in a global (pass it as an argument)")
     return constant_typeof(value)
 
 
