@@ -558,3 +558,24 @@ def test_a_global_array_is_refused_cleanly() -> None:
     strict = cuvil_bc.compile(f.py_func, strict=True)
     with pytest.raises(CompileError, match="a NumPy array held in a global"):
         strict(5)
+
+
+@pytest.mark.parametrize(
+    "setup, call, expected",
+    [
+        # The NumPy rows were found by attribute: with np.float32 bound to np.float64,
+        # np.float64 got the float32 row, and the compiled result was a float32.
+        ("import numpy as np\nnp.float32 = np.float64\n", "np.float32(x) / 3", "np.float64(2.6666666666666665)"),
+        # With math.sqrt bound to math.cbrt before cuvil_bc was imported, two rows
+        # claimed math.cbrt: importing the compiler failed (an AssertionError).
+        ("import math\nmath.sqrt = math.cbrt\n", "math.sqrt(x)", "2.0"),
+    ],
+)
+def test_a_rebound_library_function_is_what_it_is_bound_to(setup: str, call: str, expected: str) -> None:
+    import subprocess
+    import sys
+
+    program = setup + f"import cuvil_bc\n\n@cuvil_bc.compile\ndef f(x):\n    return {call}\n\nprint(repr(f(8.0)), repr(f.py_func(8.0)), f.signatures)\n"
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == [expected, expected, "['(float)']"], done.stdout

@@ -198,11 +198,19 @@ def _ldexp(ts: tuple[Type, ...]) -> Type:
     return FLOAT
 
 
+def _own(module: object, name: str) -> object:
+    """``module.name`` if it is the function of that name (None if the program rebound
+    it, ``math.sqrt = math.cbrt`` or ``np.float32 = np.float64``, before the table was
+    made: the row must not claim the other function)."""
+    found = getattr(module, name, None)
+    return found if getattr(found, "__name__", None) == name else None
+
+
 def _math(name: str, nargs: int | tuple[int, int | None] = 1, rule: Rule | None = None, **how: object) -> Primitive:
     """A `math` function's row; by default it takes `nargs` numbers and gives a float."""
     low, high = (nargs, nargs) if isinstance(nargs, int) else nargs
     how.setdefault("defers_errors", how.get("lowering") == LIBM)
-    return Primitive(f"math.{name}", getattr(math, name), low, high, rule or _float_result(f"math.{name}"), **how)  # type: ignore[arg-type]
+    return Primitive(f"math.{name}", _own(math, name), low, high, rule or _float_result(f"math.{name}"), **how)  # type: ignore[arg-type]
 
 
 def _builtin(name: str, nargs: tuple[int, int | None], rule: Rule, **how: object) -> Primitive:
@@ -310,9 +318,9 @@ def _numpy_int64(ts: tuple[Type, ...]) -> Type:
 NUMPY_SCALARS: tuple[Primitive, ...] = tuple(
     Primitive(f"numpy.{name}", None, 1, 1, _numpy_float(name), numpy_own=True, in_strips=True) for name in ("float64", "float32")
 ) + (Primitive("numpy.int64", None, 1, 1, _numpy_int64, numpy_own=True, in_strips=True),)
-_TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES}
+_TABLE: dict[object, Primitive] = {row.obj: row for row in PRIMITIVES if row.obj is not None}
 _NUMPY_TABLE: dict[object, Primitive] | None = None  # NumPy's rows by callable, once NumPy is imported
-assert len(_TABLE) == len(PRIMITIVES), "a callable with two rows"
+assert len(_TABLE) == sum(row.obj is not None for row in PRIMITIVES), "a callable with two rows"
 #: The `CPYTHON` rows, in the order the C runtime numbers them (lower/runtime.py).
 VIA_CPYTHON: tuple[Primitive, ...] = tuple(row for row in PRIMITIVES if row.lowering == CPYTHON)
 
@@ -360,7 +368,8 @@ def lookup(obj: object) -> Primitive | None:
             np = sys.modules.get("numpy")  # (a NumPy callable implies NumPy is imported)
             if np is None:
                 return None
-            _NUMPY_TABLE = {getattr(np, row.name.removeprefix("numpy.")): row for row in NUMPY_CREATORS + NUMPY_SCALARS}
+            rows = [(_own(np, row.name.removeprefix("numpy.")), row) for row in NUMPY_CREATORS + NUMPY_SCALARS]
+            _NUMPY_TABLE = {obj: row for obj, row in rows if obj is not None}
         return _NUMPY_TABLE.get(obj)
     except TypeError:  # unhashable
         return None
