@@ -91,7 +91,7 @@ def store(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[obje
     source = spec.pyfunc.__code__.co_filename
     if write_atomic(path, data, source_mode(source if os.path.isfile(source) else None)):
         _count("stored")
-        location.evict(os.path.dirname(path), location.size_limit())
+        location.wrote(os.path.dirname(path), len(data), location.size_limit())
 
 
 def _count(what: str) -> None:

@@ -34,9 +34,9 @@ from .keys import FORMAT
 MAGIC = b"CUVILBCN"
 #: The largest artifact written or read.
 MAX_SIZE = 64 << 20
-#: Constants that a resume point may get back as an equal copy (the others must be
-#: the very object: a module, a function, a class).
-_REBUILT = (type(None), bool, int, float, complex, str, bytes, tuple)
+#: Constants found again by name, which must be the very object (the others, plain
+#: values and NumPy scalars, come back as equal copies).
+_BY_NAME = ("module", "function", "named")
 _HEADER = struct.Struct("<8sI32s32s32s")
 
 #: The description's fields, in order, and their types.
@@ -151,7 +151,7 @@ def _slot(slot: Slot, original: Callable[[object], object]) -> tuple[Any, ...]:
             back = describe.rebuild(described, original)
         except describe.Mismatch:
             back = None
-        if encode(describe.value(back, original)) != encode(described) or (type(slot.arg) not in _REBUILT and back is not slot.arg):
+        if encode(describe.value(back, original)) != encode(described) or (described[0] in _BY_NAME and back is not slot.arg):
             raise describe.Undescribable(f"the constant {slot.arg!r}")
         return ("const", described, 0, False)
     if slot.kind == "arg":

@@ -22,6 +22,7 @@ import importlib.util
 import os
 import re
 import sys
+import threading
 import time
 import types as pytypes
 
@@ -110,14 +111,34 @@ def _remove_abandoned(folder: str, names: list[str]) -> None:
 ABANDONED = 3600
 
 
-def evict(folder: str, limit: int) -> None:
+def wrote(folder: str, size: int, limit: int) -> None:
+    """A file of `size` bytes was written in `folder`: `evict` when the folder may
+    hold more than `limit` bytes. The folder is measured once a process, then kept
+    count of (another process writing there measures it too): a store does not read
+    the whole directory each time."""
+    with _sizes_lock:
+        known = _sizes.get(folder)
+        if known is not None and known + size <= limit:
+            _sizes[folder] = known + size
+            return
+    total = evict(folder, limit)
+    with _sizes_lock:
+        _sizes[folder] = total
+
+
+_sizes: dict[str, int] = {}
+_sizes_lock = threading.Lock()
+
+
+def evict(folder: str, limit: int) -> int:
     """Remove the least recently used artifacts of `folder` until the rest take at most
-    `limit` bytes. (Another process may remove some at the same time: a file gone
-    already is fine, and a process that has read a file does not need it again.)"""
+    `limit` bytes; return what they take. (Another process may remove some at the
+    same time: a file gone already is fine, and a process that has read a file does
+    not need it again.)"""
     try:
         names = os.listdir(folder)
     except OSError:
-        return
+        return 0
     _remove_abandoned(folder, [n for n in names if SUFFIX + "." in n and n.endswith(".tmp")])
     names = [n for n in names if n.endswith(SUFFIX)]
     files = []
@@ -136,3 +157,4 @@ def evict(folder: str, limit: int) -> None:
         except OSError:
             pass
         total -= size
+    return total
