@@ -787,3 +787,16 @@ def test_a_crafted_file_with_sound_hashes_is_refused_and_replaced(cache_dir: Pat
     assert g.stats["compiles"] == 1
     h = cuvil_bc.compile(kernel)
     assert h(10) == kernel(10) and h.stats["cache_loads"] == 1  # (replaced by a sound one)
+
+
+def test_a_loaded_function_can_still_be_inspected(cache_dir: Path, tmp_path: Path) -> None:
+    kernel = _kernel_source(tmp_path)
+    f = cuvil_bc.compile(kernel)
+    f(10)
+    g = cuvil_bc.compile(kernel)
+    g(10)
+    assert g.stats["cache_loads"] == 1
+    (native,) = g.dispatcher._native.values()
+    assert native.spec.fn is not None
+    assert g.inspect_ir() == f.inspect_ir() != ""
+    assert "define" in g.inspect_llvm() and g.inspect_asm()

@@ -198,7 +198,7 @@ def test_unresolvable_external_is_a_compile_error() -> None:
 
     mod = llvm.parse_assembly("declare double @no_such_function_anywhere(double)\n")
     with pytest.raises(cuvil_bc.CompileError, match="no_such_function_anywhere"):
-        _check_externals(mod, set())
+        _check_externals(mod)
 
 
 def test_drawn_arithmetic_mix() -> None:

@@ -350,13 +350,13 @@ def _failing_jit_compile(monkeypatch: pytest.MonkeyPatch, error: BaseException, 
     real = jit_module.JIT.compile
     calls: list[object] = []
 
-    def compile(self: Any, module: Any) -> str:
+    def compile(self: Any, module: Any, numbers: Any = None) -> Any:
         if calls:
             calls.append("compiled")
-            return real(self, module)
+            return real(self, module, numbers)
         calls.append(list(COMPILER.done.values()))
         if after_loading:
-            real(self, module)
+            real(self, module, numbers)
         raise error
 
     monkeypatch.setattr(jit_module.JIT, "compile", compile)
@@ -468,10 +468,10 @@ import cuvil_bc.compiler
 real = cuvil_bc.compiler.COMPILER.compile
 
 
-def compile(pyfunc, argtypes):
+def compile(pyfunc, argtypes, name=None):
     if pyfunc.__name__.startswith("bad"):
         raise RuntimeError("injected internal error")
-    return real(pyfunc, argtypes)
+    return real(pyfunc, argtypes, name)
 
 
 cuvil_bc.compiler.COMPILER.compile = compile
@@ -531,7 +531,7 @@ def test_internal_error_of_compile_under_w_error(tmp_path: Path) -> None:
         import cuvil_bc.compiler
 
 
-        def broken(pyfunc, argtypes):
+        def broken(pyfunc, argtypes, name=None):
             raise RuntimeError("injected internal error")
 
 

@@ -53,7 +53,8 @@ class Refused(Exception):
 
 class CachedSpecialization:
     """A specialisation loaded from an artifact: what the dispatcher reads of a
-    `compiler.Specialization`, without its IR (`inspect_*` compile it again)."""
+    `compiler.Specialization`. Its IR is typed again when asked for (`fn`,
+    `inspect_ir`); `inspect_llvm` and `inspect_asm` compile it again."""
 
     def __init__(self, pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...], fields: dict[str, Any],
                  guards: list[Guard], points: dict[int, ResumeInfo], addresses: dict[str, int]) -> None:
@@ -90,8 +91,17 @@ class CachedSpecialization:
 
         return COMPILER.compile(self.pyfunc, self.argtypes)
 
+    @property
+    def fn(self) -> Any:
+        """Its typed IR, as this process types it (no machine code is made)."""
+        from ..compiler import COMPILER
+
+        return COMPILER.typed(self.pyfunc, self.argtypes).fn
+
     def ir_text(self) -> str:
-        return self._compiled().ir_text()
+        from ..ir import format_function
+
+        return format_function(self.fn)
 
     @property
     def llvm(self) -> str:
