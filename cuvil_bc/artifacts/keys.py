@@ -66,17 +66,25 @@ def _sources() -> bytes:
     """cuvil_bc's own files (Python sources and the runtime's build) by name, size and
     modification time."""
     package = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = []
-    for root, dirs, files in os.walk(package):
-        dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-        for name in sorted(files):
-            if name.endswith(".py") or (name.startswith("_runtime.") and name.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))):
-                path = os.path.join(root, name)
+    runtime = tuple("_runtime" + suffix for suffix in importlib.machinery.EXTENSION_SUFFIXES)
+    out: list[str] = []
+    folders = [(package, "")]
+    while folders:
+        folder, prefix = folders.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            if entry.is_dir(follow_symlinks=False):
+                if entry.name != "__pycache__":
+                    folders.append((entry.path, f"{prefix}{entry.name}/"))
+            elif entry.name.endswith(".py") or entry.name in runtime:
                 try:
-                    st = os.stat(path)
+                    st = entry.stat()
                 except OSError:
                     continue
-                out.append(f"{os.path.relpath(path, package)} {st.st_size} {st.st_mtime_ns}\n")
+                out.append(f"{prefix}{entry.name} {st.st_size} {st.st_mtime_ns}\n")
     return "".join(out).encode()
 
 
