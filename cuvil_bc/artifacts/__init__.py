@@ -71,6 +71,12 @@ def find(pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...], key: bytes, o
     return spec
 
 
+def stored(pyfunc: pytypes.FunctionType, key: bytes) -> bool:
+    """Whether a file for `key` exists (whether it can be used, `find` decides)."""
+    path = location.path(pyfunc, key)
+    return path is not None and os.path.isfile(path)
+
+
 def store(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[object], object]) -> None:
     """Write the artifact of `spec` (just compiled) under `key`, unless it cannot be
     stored or nothing may be written."""

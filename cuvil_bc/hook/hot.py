@@ -302,7 +302,9 @@ class Runtime:
             except Exception as e:  # noqa: BLE001 (never break the program)
                 refused = f"internal error in the front end: {type(e).__name__}: {e}"
         job = (record, code, args, refused)
-        if self.options.sync or refused:
+        if self.options.sync or refused or (self.options.cache and args is not None and _in_cache(code, frame.f_globals, args)):
+            # (Native code from the cache loads in milliseconds, and without LLVM: no
+            # reason to wait for the worker, or to load the compiler for it.)
             # (Giving up is quick, and takes as long in the worker, which holds the
             # GIL for it too: done here, the counters go at once.)
             self.compile(*job)
@@ -500,6 +502,20 @@ class Runtime:
                     row["file"] = row["file"][len(prefix) :]
                 row["reason"] = row["reason"].replace(prefix, "")
         return rows
+
+
+def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, ...]) -> bool:
+    """Whether the native-code cache has an artifact for `code` called with `args`
+    (artifacts/: its key digests the code without the hook's counters)."""
+    from .. import artifacts
+    from ..dispatcher import argument_types
+
+    argtypes = argument_types(args)
+    if argtypes is None:
+        return False
+    fn = types.FunctionType(code, namespace)
+    key = artifacts.key(fn, argtypes, frozenset(), True)
+    return key is not None and artifacts.stored(fn, key)
 
 
 def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any, ...]) -> str:
