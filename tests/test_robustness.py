@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 import cuvil_bc
+from cuvil_bc import artifacts
 from cuvil_bc.compiler import COMPILER
 from cuvil_bc.lower import jit as jit_module
 from cuvil_bc.testing import compile_source
@@ -170,6 +171,7 @@ import threading
 import time
 
 import cuvil_bc
+from cuvil_bc import artifacts
 from cuvil_bc.compiler import COMPILER
 
 
@@ -344,11 +346,14 @@ SUM_MOD = "def f(n):\n    s = 0\n    for i in range(n):\n        s += i % 7\n   
 
 
 def _failing_jit_compile(monkeypatch: pytest.MonkeyPatch, error: BaseException, *, after_loading: bool) -> list[object]:
-    """Make the next `JIT.compile` raise `error`, before or after it loads the module.
+    """Make the next `JIT.compile` raise `error`, before or after it loads the module
+    (with the native-code cache off for the test).
     Returns the calls, and after the first one the specialisations the compiler had
     then: held, so that they stay cached (as they do while anything else uses them)."""
     real = jit_module.JIT.compile
     calls: list[object] = []
+    # (compiled, not loaded: an earlier test may have stored this very function)
+    monkeypatch.setattr(artifacts.location, "_enabled", False)
 
     def compile(self: Any, module: Any, numbers: Any = None) -> Any:
         if calls:
