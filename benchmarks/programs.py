@@ -40,15 +40,20 @@ TARGET = 0.97
 
 
 def _clean_cache() -> None:
+    """Both caches: the rewritten modules and the native code (artifacts/)."""
+    import shutil
+
     from cuvil_bc.hook.cache import TAG
 
     for path in HERE.rglob(f"*.{TAG}.pyc"):
         path.unlink()
+    for path in HERE.rglob("*.cuvil_bc"):
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _env(seed: int, report: str | None = None) -> dict[str, str]:
     env = dict(os.environ)
-    for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT"):
+    for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT", "CUVIL_BC_CACHE_DIR"):
         env.pop(name, None)
     env["PYTHONHASHSEED"] = str(seed)
     if report is not None:

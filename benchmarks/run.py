@@ -654,6 +654,11 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
 
+    # First calls are to measure compiling: nothing is loaded from (or written to)
+    # the native-code cache that an earlier run of this script filled.
+    from cuvil_bc import artifacts
+
+    artifacts.set_enabled(False)
     jits: dict[str, JitFactory] = {"cuvil_bc": cuvil_bc.compile}
     njit = import_numba_njit(opts.no_numba)
     numba_module: ModuleType | None = None
