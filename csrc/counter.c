@@ -8,8 +8,10 @@
  *
  * Counter(left, trigger): every tick adds one to `ticks`; the tick that brings `left`
  * to zero calls `trigger()` (on the counted function's thread, with its frame as the
- * caller), and an exception from it propagates from the tick. Pickled, a counter is
- * NoneType, whose truth is as harmless.
+ * caller), and an exception from it propagates from the tick. A tick's answer is True,
+ * unless `enter` is set: a loop's counter sits before a conditional jump that, on
+ * False, goes to its on-stack replacement stub (decode/counting.py, hook/osr.py).
+ * Pickled, a counter is NoneType, whose truth is as harmless.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -89,6 +91,7 @@ typedef struct {
     long long left;
     PyObject *trigger;
     char waits;
+    char enter;
 } cb_counter;
 
 static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -106,6 +109,7 @@ static PyObject *counter_new(PyTypeObject *type, PyObject *args, PyObject *kwarg
     Py_INCREF(trigger);
     self->trigger = trigger;
     self->waits = 0;
+    self->enter = 0;
     return (PyObject *)self;
 }
 
@@ -123,7 +127,7 @@ static int counter_bool(PyObject *op) {
             return -1;
         Py_DECREF(result);
     }
-    return 1;
+    return !self->enter;
 }
 
 static PyObject *counter_reduce(PyObject *op, PyObject *unused) {
@@ -153,6 +157,7 @@ static PyMemberDef counter_members[] = {
     {"ticks", T_LONGLONG, offsetof(cb_counter, ticks), READONLY, "Ticks so far."},
     {"left", T_LONGLONG, offsetof(cb_counter, left), 0, "Ticks until the trigger runs (none once it is 0 or less)."},
     {"waits", T_BOOL, offsetof(cb_counter, waits), 0, "Whether a tick waits for a compile's claim of priority (see above)."},
+    {"enter", T_BOOL, offsetof(cb_counter, enter), 0, "Whether a tick answers False: a loop's counter then sends the frame to its on-stack replacement stub."},
     {NULL, 0, 0, 0, NULL},
 };
 

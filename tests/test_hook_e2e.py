@@ -172,7 +172,7 @@ def test_unsupported_and_overflowing_functions_stay_correct(form: str, tmp_path:
     rows = report(out)
     assert set(rows["numeric"]) == {
         "module", "qualname", "file", "line", "status", "reason", "calls_native", "calls_interpreted", "compile_ms",
-        "calls_before_native", "saved_ms", "native_ns", "interpreted_ns", "deopt_lines", "signatures",
+        "calls_before_native", "saved_ms", "native_ns", "interpreted_ns", "deopt_lines", "signatures", "osr_entries",
     }
     assert rows["numeric"]["status"] == "native" and rows["numeric"]["module"] == "__main__"
     assert rows["numeric"]["signatures"] == ["(int)"]
@@ -687,13 +687,13 @@ def test_a_compile_in_the_background_is_finished_before_the_interpreter_exits(tm
         "    call_counter = loop_counter = None\n"
         "    def __init__(self, name):\n"
         "        self.name = name\n"
-        "def slow(record, *rest):\n"
+        "def slow(record):\n"
         "    started.release()\n"
         "    time.sleep(0.3)\n"
         f"    open({str(marker)!r}, 'a').write(record.name)\n"
-        "RUNTIME.compile = slow\n"
-        "RUNTIME._submit((Job('first'), None, None, ''))\n"
-        "RUNTIME._submit((Job('second'), None, None, ''))\n"
+        "for name in ('first', 'second'):\n"
+        "    job = Job(name)\n"
+        "    RUNTIME._submit((job, lambda job=job: slow(job)))\n"
         "started.acquire()\n"
         "print('exiting')\n"
     )
@@ -742,3 +742,32 @@ def test_the_code_that_boxing_generates_is_executed_as_code_objects(monkeypatch:
     boxing.make_boxer(TupleType((INT, FLOAT)))
     boxing.make_flattener((TupleType((INT, FLOAT)), INT))
     assert given_kinds and all(k is types.CodeType for k in given_kinds), given_kinds
+
+
+def test_loops_in_functions_called_once_finish_natively(tmp_path: Path) -> None:
+    # Issue 19: a loop that runs long in its function's only call switches to native
+    # code where it is (on-stack replacement, hook/osr.py), carrying its locals and its
+    # range iterators over: a for loop, a loop nest entered in its inner loop, a while
+    # loop, a loop that writes to an array. Native code hands back to the interpreter
+    # where an int outgrows 64 bits (after array writes: precise deoptimisation) or a
+    # division fails (the traceback is CPython's). A loop with a local native code
+    # cannot take, and one a tracer watches, go on interpreted. CUVIL_BC_OSR=always:
+    # these loops are too short for the cost model to find entering worth it.
+    _, rows = hooked_like_plain("osr.py", tmp_path, env={"CUVIL_BC_OSR": "always", "CUVIL_BC_CACHE": "0"})
+    for name in ("count", "grid", "until"):
+        row = rows[name]
+        assert row["status"] == "native" and row["osr_entries"] == 1 and row["calls_native"] == 1, row
+    for name in ("grows", "fails", "fills"):  # entered, then handed back
+        row = rows[name]
+        assert row["osr_entries"] == 1 and row["calls_native"] == 0, row
+    assert rows["traced"]["osr_entries"] == 0 and rows["traced"]["status"] == "interpreted", rows["traced"]
+
+
+def test_on_stack_replacement_waits_for_a_loop_long_enough_to_repay_it(tmp_path: Path) -> None:
+    # The cost model (CUVIL_BC_OSR=auto, the default): the same loops, each a few
+    # milliseconds long, load no compiler; CUVIL_BC_OSR=off never enters.
+    for mode in ("auto", "off"):
+        out = tmp_path / f"{mode}.json"
+        hooked = run(["-X", "importhook", "cuvil_bc", "once.py", "--once"], env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0", "CUVIL_BC_OSR": mode})
+        assert hooked.stdout.splitlines()[-1] == "False", hooked.stdout  # nothing of the compiler loaded
+        assert report(out)["setup"]["osr_entries"] == 0

@@ -20,7 +20,7 @@ from cuvil_bc.counters import Counter, live
 from cuvil_bc.decode.counting import add_counters, without_counters
 from cuvil_bc.decode.rawcode import instructions, relayout
 
-STDLIB = ["argparse", "ast", "difflib", "inspect", "json.decoder", "textwrap", "statistics", "fractions", "email.message", "asyncio.tasks"]
+STDLIB = ["argparse", "ast", "difflib", "inspect", "json.decoder", "textwrap", "statistics", "fractions", "email.message", "asyncio.tasks", "tokenize"]
 
 
 def _functions(code: types.CodeType):  # type: ignore[no-untyped-def]
@@ -51,9 +51,29 @@ def test_counters_come_out_byte_for_byte_on_the_standard_library() -> None:
     assert len(codes) > 500
     for code in codes:
         _same(relayout(code, [], set()), code)
-        counted = add_counters(code, "k", "k@loop")
-        assert counted.co_code != code.co_code
-        _same(without_counters(counted), code)
+        for gate in (None, "k@osr"):  # (the hook's rewrite has the gate: exits to stubs)
+            counted = add_counters(code, "k", "k@loop", gate)
+            assert counted.co_code != code.co_code
+            _same(without_counters(counted), code)
+
+
+def test_loop_exits_stack_depths_are_those_the_resume_analysis_gives_on_the_standard_library() -> None:
+    # An exit's stub copies the loop's stack (decode/counting.py): a depth too large
+    # would copy what is not there, a NULL would crash. The depths come from opcode's
+    # stack effects alone; decode/resume.py's analysis (through dis) must agree, and
+    # find only values there.
+    from cuvil_bc.decode.counting import _osr_depths
+    from cuvil_bc.decode.resume import stack_nulls
+
+    exits = 0
+    for code in _stdlib_codes():
+        instrs = instructions(code)
+        layouts = stack_nulls(code)
+        for n, depth in _osr_depths(code, instrs).items():
+            layout = layouts[instrs[n].start + 2 * instrs[n].prefixes]
+            assert layout == (False,) * depth, (code.co_qualname, n)
+            exits += 1
+    assert exits > 300
 
 
 def test_a_prefixs_stack_depths_are_those_a_full_analysis_gives_on_the_standard_library() -> None:
@@ -90,9 +110,24 @@ def test_jump_targets_are_those_dis_gives_on_the_standard_library() -> None:
     assert jumps > 2000
 
 
-def _live(code: types.CodeType) -> tuple[types.CodeType, Counter, Counter]:
+class _Gate:
+    """Answers an exit's stub as `hook.osr` may: itself (not entered), or a result."""
+
+    def __init__(self, answer: object = None) -> None:
+        self.answer = self if answer is None else answer
+        self.asked: list[tuple[object, ...]] = []
+
+    def __getitem__(self, key: object) -> object:
+        if isinstance(key, BaseException):
+            return None
+        self.asked.append(key)  # type: ignore[arg-type]
+        return self.answer
+
+
+def _live(code: types.CodeType, gate: object = None) -> tuple[types.CodeType, Counter, Counter]:
     calls, loops = Counter(10**9, None), Counter(10**9, None)
-    return live(add_counters(code, "k", "k@loop"), {"k": calls, "k@loop": loops}), calls, loops
+    counted = add_counters(code, "k", "k@loop", "k@osr")
+    return live(counted, {"k": calls, "k@loop": loops, "k@osr": gate or _Gate()}), calls, loops
 
 
 def _loops(n):  # type: ignore[no-untyped-def]
@@ -170,6 +205,46 @@ def test_counted_code_runs_and_traces_as_written(fn) -> None:  # type: ignore[no
         assert counted(n) == fn(n)
     assert calls.ticks == 8  # 4 traced and 4 plain calls
     assert loops.ticks > 0
+
+
+@pytest.mark.parametrize("fn", [_loops, _long_body])
+def test_a_loop_exit_not_entered_goes_on_as_written(fn) -> None:  # type: ignore[no-untyped-def]
+    # With `enter` set, every loop jump goes to its stub, which asks the gate with the
+    # jump's offset (in the code as written) and the loop's stack; a gate that answers
+    # itself sends it back to the jump.
+    gate = _Gate()
+    code, calls, loops = _live(fn.__code__, gate)
+    loops.enter = True
+    counted = types.FunctionType(code, fn.__globals__)
+    for n in (0, 1, 7, 40):
+        assert counted(n) == fn(n)
+    jumps = {i.offset for i in dis.get_instructions(fn.__code__) if "BACKWARD" in i.opname}
+    assert gate.asked and {key[0] for key in gate.asked} <= jumps, gate.asked
+    assert all(type(v) is type(iter(range(0))) for key in gate.asked if len(key) > 1 for v in key[1:] if not isinstance(v, bool))
+
+
+def test_a_loop_exit_entered_returns_the_gates_answer() -> None:
+    code, _, loops = _live(_loops.__code__, _Gate(answer="native"))
+    counted = types.FunctionType(code, _loops.__globals__)
+    assert counted(40) == _loops(40)
+    loops.enter = True
+    assert counted(40) == "native"
+    assert counted(0) == _loops(0)  # (no loop iteration: no exit)
+
+
+def test_an_exception_from_the_gate_passes_its_handler() -> None:
+    class Raising(_Gate):
+        def __getitem__(self, key: object) -> object:
+            if isinstance(key, BaseException):
+                key.add_note("handled")
+                return None
+            raise ValueError("from the gate")
+
+    code, _, loops = _live(_loops.__code__, Raising())
+    loops.enter = True
+    with pytest.raises(ValueError, match="from the gate") as info:
+        types.FunctionType(code, _loops.__globals__)(40)
+    assert info.value.__notes__ == ["handled"]
 
 
 def test_a_counter_ticks_triggers_once_and_pickles_as_nonetype() -> None:

@@ -1,13 +1,14 @@
-"""The call counter that the import hook puts at the top of a candidate function, and the
+"""The call counter that the import hook puts at the top of a candidate function, the loop
+counters (with their exits for on-stack replacement) before its jumps back, and the
 prefix that turns a hot function's code into a trampoline.
 
-Both are bytecode, so they live here, with the only code that knows the Python version.
+All are bytecode, so they live here, with the only code that knows the Python version.
 Their instructions are taken from CPython itself: the counter from compiling ``not x``
 (3.13 adds a ``TO_BOOL``), inserted with `rawcode` (no bytecode library at import), the
 prefix from ``if x is not None: return x.function(params...)``, with the local ``x`` then
 replaced by a constant (`cuvil_bc/counters.py` says why a constant and not a name).
 
-The decoder drops the counters again (`counter_positions`), so the compiler sees the
+The decoder drops the counters again (`without_counters`), so the compiler sees the
 function as written.
 """
 
@@ -67,24 +68,7 @@ def _counter_type() -> type:
     return runtime_types().Counter  # (csrc/counter.c; what cuvil_bc/counters.py calls Counter)
 
 
-def counter_positions(items: Sequence[Any]) -> set[int]:
-    """The indices in `items` (a `bytecode.Bytecode`) of the counters' instructions."""
-    import bytecode
-
-    template, at = _template()
-    names = ["LOAD_CONST" if k == at else rawcode.opcode.opname[op] for k, (op, _) in enumerate(template)]
-    found: set[int] = set()
-    for n, item in enumerate(items):
-        if not (isinstance(item, bytecode.Instr) and item.name == "LOAD_CONST" and is_counter_constant(item.arg)):
-            continue
-        first = n - at
-        span = items[first : first + len(names)] if first >= 0 else []
-        if [getattr(i, "name", None) for i in span] == names:
-            found.update(range(first, first + len(names)))
-    return found
-
-
-def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeType:
+def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | None = None) -> types.CodeType:
     """`code` with the counter for `key` right after its ``RESUME`` (one tick a call)
     and the counter for `loop_key` before each backward jump (one tick a loop
     iteration; a jump to the backward jump runs its counter too). Each counter has the
@@ -93,7 +77,12 @@ def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeTyp
     sees exactly the line events of the code as written. Each leaves the stack as it
     found it. They call placeholders, which `counters.live` replaces (the result is
     marshalled into the hook's cache first). Everything else stays byte for byte as it
-    was (`rawcode`)."""
+    was (`rawcode`).
+
+    With a `gate_key`, a loop's counter is also a way out of the loop: where the stack
+    holds nothing but the values of the loops around it (`_osr_depths`), its tick is
+    followed by a jump, taken when the counter answers False (its ``enter`` is set), to
+    a stub after the code's end (`_stub`): on-stack replacement (hook/osr.py)."""
     instrs = rawcode.instructions(code)
     positions = list(code.co_positions())
     consts = code.co_consts + (placeholder(key),)
@@ -102,13 +91,164 @@ def add_counters(code: types.CodeType, key: str, loop_key: str) -> types.CodeTyp
     line = positions[instrs[entry].start // 2 + instrs[entry].prefixes][0]
     inserts.append(rawcode.Insert(entry, _counter_units(len(consts) - 1), (line, line, None, None), targeted=False))
     loops = [n for n, i in enumerate(instrs) if i.op in _LOOP_JUMPS]
-    if loops:
-        consts += (placeholder(loop_key),)
-        units = _counter_units(len(consts) - 1)
-        for n in loops:
-            line = positions[instrs[n].start // 2 + instrs[n].prefixes][0]
-            inserts.append(rawcode.Insert(n, units, (line, line, None, None), targeted=True))
-    return rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=code.co_stacksize + _COUNTER_DEPTH)
+    if not loops:
+        return rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=code.co_stacksize + _COUNTER_DEPTH)
+    consts += (placeholder(loop_key),)
+    loop_const = len(consts) - 1
+    depths = _osr_depths(code, instrs) if gate_key is not None else {}
+    ticks = _counter_units(loop_const)
+    exits = _exit_units(loop_const)
+    for n in loops:
+        line = positions[instrs[n].start // 2 + instrs[n].prefixes][0]
+        inserts.append(rawcode.Insert(n, exits if n in depths else ticks, (line, line, None, None), targeted=True))
+    if not depths:
+        return rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=code.co_stacksize + _COUNTER_DEPTH)
+    assert gate_key is not None
+    consts += (placeholder(gate_key), code.co_stacksize)  # (the stack size as written: for `without_counters`)
+    gate = len(consts) - 2
+    keys = {}  # each stub's key: the offset of its loop's jump in the code as written
+    for n in sorted(depths):
+        keys[n] = len(consts)
+        consts += (instrs[n].start + 2 * instrs[n].prefixes,)  # (its opcode's, as `dis` gives it)
+    stacksize = max(code.co_stacksize + _COUNTER_DEPTH, *(2 * d + 2 for d in depths.values()), *(d + 3 for d in depths.values()))
+    counted = rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=stacksize)
+    # The exits' jumps, in the order of their loops' jumps, and the stubs they go to.
+    new = rawcode.instructions(counted)
+    exit_jumps = [k for k in range(1, len(new)) if new[k].op in _EXIT_JUMP_OPS and new[k].prefixes == _EXIT_PREFIXES and _exit_load(new, k, loop_const)]
+    assert len(exit_jumps) == len(depths), (exit_jumps, depths)
+    raw = bytearray(counted.co_code)
+    new_positions = list(counted.co_positions())
+    handlers = []
+    for (n, depth), k in zip(sorted(depths.items()), exit_jumps):
+        jump, back = new[k], new[k + 1]
+        line = new_positions[back.start // 2 + back.prefixes]
+        start = len(raw)
+        units, handler = _stub(start, depth, gate, keys[n], back, back.start + 2 * back.units)
+        raw += units
+        new_positions += [line] * (len(units) // 2)
+        handlers.append(handler)
+        after = jump.start + 2 * jump.units
+        raw[jump.start : after] = rawcode.encode(jump.op, (start - after) // 2, _EXIT_PREFIXES)
+    return rawcode.appended(counted, bytes(raw), new_positions, handlers)
+
+
+#: A stack value of an on-stack replacement that is a range iterator, passed as the
+#: start, stop and step of the range of the items it has left (see `resume.osr_code`).
+RANGE = "range"
+#: One that is passed as it is.
+VALUE = "value"
+
+
+#: The EXTENDED_ARG prefixes of an exit's jump: fixed, so that it is patched in place.
+_EXIT_PREFIXES = 2
+_POP_JUMP_IF_FALSE = rawcode.opcode.opmap.get("POP_JUMP_IF_FALSE", rawcode.opcode.opmap.get("POP_JUMP_FORWARD_IF_FALSE"))
+_EXIT_JUMP_OPS = frozenset({_POP_JUMP_IF_FALSE})
+_TO_BOOL = rawcode.opcode.opmap.get("TO_BOOL")  # 3.13: a conditional jump takes only bools
+_OPS = rawcode.opcode.opmap
+_UNCONDITIONAL = frozenset(_OPS[n] for n in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT") if n in _OPS)
+_ENDS = frozenset(_OPS[n] for n in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE") if n in _OPS)
+
+
+def _exit_units(const_index: int) -> bytes:
+    """A loop counter that is a way out: ``LOAD_CONST counter; [TO_BOOL;]
+    POP_JUMP_IF_FALSE <stub>`` (the jump's argument is patched in later)."""
+    units = rawcode.encode(_LOAD_CONST, const_index)
+    if _TO_BOOL is not None:
+        units += rawcode.encode(_TO_BOOL, 0)
+    return units + rawcode.encode(_POP_JUMP_IF_FALSE, 0, _EXIT_PREFIXES)
+
+
+def _exit_load(instrs: Sequence[Any], k: int, const_index: int) -> bool:
+    """Whether the jump at `instrs[k]` is an exit's: it follows the load of the loop
+    counter (and a TO_BOOL)."""
+    first = k - 2 if _TO_BOOL is not None else k - 1
+    if first < 0 or (_TO_BOOL is not None and instrs[k - 1].op != _TO_BOOL):
+        return False
+    return instrs[first].op == _LOAD_CONST and instrs[first].arg == const_index
+
+
+def _osr_depths(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, int]:
+    """The loop jumps (by index in `instrs`) where on-stack replacement may start, with
+    the stack depth there. Only jumps that, like their targets, are outside every
+    exception-table range: in a counted function (no ``try``, no ``with``) those are
+    statements' loops, whose stack holds the iterators of the ``for`` loops around them
+    (and on 3.11 the condition of a conditional jump back), never a NULL. A
+    comprehension inlined by 3.12 has its loop's header (a FOR_ITER, which may raise)
+    in a range, and its stack holds what it builds and what a call around it needs
+    (NULLs among them). tests/test_rawcode.py checks the depths against
+    decode/resume.py's analysis."""
+    if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
+        return {}  # (a generator's or coroutine's: never counted, and its frame is resumed)
+    covered = rawcode.covered(code)
+    at = {i.start: n for n, i in enumerate(instrs)}
+    depth: dict[int, int] = {}
+    work = [(0, 0)]
+    while work:
+        n, d = work.pop()
+        while n < len(instrs) and n not in depth:
+            depth[n] = d
+            i = instrs[n]
+            arg = i.arg if i.op >= rawcode.opcode.HAVE_ARGUMENT else None
+            if i.target is not None:
+                work.append((at[i.target], d + rawcode.opcode.stack_effect(i.op, arg, jump=True)))
+                if i.op in _UNCONDITIONAL:
+                    break
+            if i.op in _ENDS:
+                break
+            d += rawcode.opcode.stack_effect(i.op, arg, jump=False) if i.target is not None else rawcode.opcode.stack_effect(i.op, arg)
+            n += 1
+    if any(d < 0 for d in depth.values()):
+        return {}  # (a stack effect not modelled right: no exits at all)
+    return {
+        n: depth[n]
+        for n, i in enumerate(instrs)
+        if i.op in _LOOP_JUMPS and n in depth and depth[n] <= _MAX_OSR_DEPTH and not {i.start // 2, i.target // 2} & covered
+    }
+
+
+#: Loops nested deeper than this get no stub (a stub copies the stack: 2 values each).
+_MAX_OSR_DEPTH = 16
+
+
+def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: int) -> tuple[bytes, tuple[int, int, int, int]]:
+    """The units of an exit's stub, at byte `start`, for a loop jump `back` (in the
+    counted code) with `depth` values on the stack, and its exception-table entry
+    (start, end, handler in units; depth). It asks the gate ``gate[(key, *stack)]``:
+    the gate itself means "not entered": the loop goes on as the jump would have;
+    anything else is the function's result, which the frame returns. An exception
+    from the gate passes through a handler that asks ``gate[exception]`` to fix its
+    traceback (`osr.unlink`) and re-raises it with RERAISE, which adds no entry.
+
+        LOAD_CONST gate; LOAD_CONST key; COPY depth+2 (depth times); BUILD_TUPLE depth+1
+        BINARY_SUBSCR                                  <- the handler's range
+        COPY 1; LOAD_CONST gate; IS_OP 0; POP_JUMP_IF_FALSE done
+        POP_TOP; <the loop's jump>; [JUMP_BACKWARD after it: a conditional one, 3.11]
+      done: (SWAP 2; POP_TOP) depth times; RETURN_VALUE
+      handler: LOAD_CONST gate; COPY 2; BINARY_SUBSCR; POP_TOP; RERAISE 0
+    """
+    enc = rawcode.encode
+    head = enc(_LOAD_CONST, gate) + enc(_LOAD_CONST, key) + enc(_OPS["COPY"], depth + 2) * depth + enc(_OPS["BUILD_TUPLE"], depth + 1)
+    ask = enc(_OPS["BINARY_SUBSCR"], 0)
+    test = enc(_OPS["COPY"], 1) + enc(_LOAD_CONST, gate) + enc(_OPS["IS_OP"], 0)
+    done = (enc(_OPS["SWAP"], 2) + enc(_OPS["POP_TOP"], 0)) * depth + enc(_OPS["RETURN_VALUE"], 0)
+    handler = enc(_LOAD_CONST, gate) + enc(_OPS["COPY"], 2) + enc(_OPS["BINARY_SUBSCR"], 0) + enc(_OPS["POP_TOP"], 0) + enc(_OPS["RERAISE"], 0)
+
+    def backward(op: int, at: int, target: int) -> bytes:
+        size = len(enc(op, 0, _EXIT_PREFIXES))
+        return enc(op, (at + size - target) // 2, _EXIT_PREFIXES)
+
+    pos = start + len(head) + len(ask) + len(test)
+    jump_size = len(enc(_POP_JUMP_IF_FALSE, 0))
+    rest = enc(_OPS["POP_TOP"], 0)
+    loop_jump_at = pos + jump_size + len(rest)
+    rest += backward(back.op, loop_jump_at, back.target)
+    if back.op not in _UNCONDITIONAL:  # 3.11's conditional jump back: when not taken, the code after it
+        rest += backward(_OPS["JUMP_BACKWARD"], loop_jump_at + len(rest) - len(enc(_OPS["POP_TOP"], 0)), after_back)
+    units = head + ask + test + enc(_POP_JUMP_IF_FALSE, len(rest) // 2) + rest + done
+    assert len(enc(_POP_JUMP_IF_FALSE, len(rest) // 2)) == jump_size
+    ask_at = start + len(head)
+    handler_at = start + len(units)
+    return units + handler, (ask_at // 2, (ask_at + len(ask)) // 2, handler_at // 2, depth)
 
 
 def without_counters(code: types.CodeType) -> types.CodeType:
@@ -121,18 +261,26 @@ def without_counters(code: types.CodeType) -> types.CodeType:
     instrs = rawcode.instructions(code)
     consts = code.co_consts
     drop: set[int] = set()
+    stubs = len(instrs)  # where the stubs start: what the first exit jumps to
     for n, i in enumerate(instrs):
         if i.op != _LOAD_CONST or not is_counter_constant(consts[i.arg]):
             continue
         first = n - at
         if first >= 0 and [j.op for j in instrs[first : first + len(ops)]] == ops:
             drop.update(range(first, first + len(ops)))
+            continue
+        last = n + (2 if _TO_BOOL is not None else 1)
+        if last < len(instrs) and _exit_load(instrs, last, i.arg) and instrs[last].op in _EXIT_JUMP_OPS:
+            drop.update(range(n, last + 1))
+            stubs = min(stubs, next(k for k, j in enumerate(instrs) if j.start == instrs[last].target))
     if not drop:
         return code
-    kept = len(consts)
-    while kept and is_counter_constant(consts[kept - 1]):
-        kept -= 1  # add_counters appended them
-    return rawcode.relayout(code, [], drop, co_consts=consts[:kept], co_stacksize=code.co_stacksize - _COUNTER_DEPTH)
+    kept = next(k for k, c in enumerate(consts) if is_counter_constant(c))  # add_counters appended the rest
+    stacksize = code.co_stacksize - _COUNTER_DEPTH
+    if stubs < len(instrs):
+        drop.update(range(stubs, len(instrs)))
+        stacksize = consts[kept + 3]  # after the call's and the loop's counters and the gate
+    return rawcode.relayout(code, [], drop, co_consts=consts[:kept], co_stacksize=stacksize)
 
 
 def _to_code(abstract: "bytecode.Bytecode", original: types.CodeType, stacksize: int) -> types.CodeType:

@@ -18,7 +18,7 @@ import bytecode
 
 from ..errors import Unsupported
 from . import versions as V
-from .counting import counter_positions
+from .counting import without_counters
 from .instrs import CallArgs, Decoded, ExceptRegion, Instr, Op
 from .percode import per_code
 
@@ -70,9 +70,9 @@ class _Decoder:
             raise Unsupported("generator or coroutine", self.location(None))
         if code.co_freevars or code.co_cellvars:
             raise Unsupported("closure", self.location(None))
+        code = without_counters(code)  # the import hook's counters and exits: the function as written
         abstract = bytecode.Bytecode.from_code(code)
         offsets = [i.offset for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
-        counters = counter_positions(abstract)  # the import hook's: the function as written
         k = 0
         for n, item in enumerate(abstract):
             if isinstance(item, bytecode.Label):
@@ -86,8 +86,7 @@ class _Decoder:
             elif isinstance(item, bytecode.Instr):
                 offset = offsets[k] if k < len(offsets) else -1
                 k += 1
-                if n not in counters:
-                    self.instr(item, offset)
+                self.instr(item, offset)
         return self.finish()
 
     # -- emission -----------------------------------------------------------------

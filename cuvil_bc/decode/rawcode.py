@@ -183,6 +183,29 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
     )
 
 
+def appended(code: types.CodeType, raw: bytes, positions: list[Position], handlers: list[tuple[int, int, int, int]]) -> types.CodeType:
+    """`code` with ``co_code`` replaced by `raw`, its first bytes (``code.co_code``
+    plus what follows) at `positions` (one per unit), and `handlers` (start, end,
+    handler in units, stack depth; no lasti) added to its exception table after the
+    entries it has: they must cover units after all of those."""
+    table = code.co_exceptiontable + b"".join(
+        _write_be(begin, mark=True) + _write_be(end - begin) + _write_be(handler) + _write_be(depth << 1) for begin, end, handler, depth in handlers
+    )
+    return code.replace(co_code=raw, co_linetable=_locations(positions, code.co_firstlineno), co_exceptiontable=table)
+
+
+def covered(code: types.CodeType) -> set[int]:
+    """The code units that an exception-table entry covers."""
+    units: set[int] = set()
+    it = iter(code.co_exceptiontable)
+    while True:
+        try:
+            begin, length, _, _ = [_read_be(it) for _ in range(4)]
+        except StopIteration:
+            return units
+        units.update(range(begin, begin + length))
+
+
 # -- the exception table: (start, length, handler, depth and lasti), big-endian varints -----
 
 

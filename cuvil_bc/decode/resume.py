@@ -31,7 +31,9 @@ import types
 
 import bytecode
 
+from ..abi import OWN_NAMES
 from . import versions as V
+from .counting import RANGE, VALUE
 
 _STATE = ".state"  # not an identifier: cannot clash with a local of the function
 
@@ -95,6 +97,9 @@ def _apply(ins: dis.Instruction, stack: tuple[bool, ...], jump: bool) -> tuple[b
         return stack[:-1] + ((False, True) if V.PY313 else (True, False))
     if name == "PRECALL":
         return stack  # 3.11: CALL, next, does the popping
+    if name == "CALL_FUNCTION_EX":  # callable, NULL or self, the arguments' tuple (, dict)
+        assert arg is not None
+        return stack[: len(stack) - 3 - (arg & 1)] + (False,)
     if name in ("CALL", "CALL_KW"):
         assert arg is not None
         pops = arg + 2 + (name == "CALL_KW")  # callable, NULL or self, arguments (, names)
@@ -114,9 +119,10 @@ def null_layout(code: types.CodeType, offset: int, stack_depth: int) -> tuple[bo
     return layout
 
 
-def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack_depth: int) -> types.CodeType:
-    """`code` entered at the instruction at byte `offset`, with `names` bound and
-    `stack_depth` values on the operand stack (see the module docstring)."""
+def _entered(code: types.CodeType, offset: int) -> tuple["bytecode.Bytecode", list[object], "bytecode.Label", int]:
+    """`code` as the bytecode library reads it, its items with a label inserted before
+    the instruction at byte `offset`, that label, and the index after ``RESUME`` (where
+    a prologue goes)."""
     abstract = bytecode.Bytecode.from_code(code)
     offsets = [i.offset for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
     items = list(abstract)
@@ -130,12 +136,30 @@ def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack
             k += 1
     if target is None:
         raise ValueError(f"no instruction at offset {offset} in {code.co_qualname}")
-    layout = null_layout(code, offset, stack_depth)
-    if layout is None:
-        raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {stack_depth} values")
     label = bytecode.Label()
     items.insert(target, label)
     start = next(pos for pos, item in enumerate(items) if isinstance(item, bytecode.Instr) and item.name == "RESUME") + 1
+    return abstract, items, label, start
+
+
+def _assembled(abstract: "bytecode.Bytecode", items: list[object], argnames: list[str]) -> types.CodeType:
+    abstract.clear()
+    abstract.extend(items)
+    abstract.argnames = argnames
+    abstract.argcount = len(argnames)
+    abstract.posonlyargcount = 0
+    abstract.kwonlyargcount = 0
+    abstract.flags = bytecode.CompilerFlags(int(abstract.flags) & ~(0x04 | 0x08))  # no *args, **kwargs
+    return abstract.to_code()
+
+
+def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack_depth: int) -> types.CodeType:
+    """`code` entered at the instruction at byte `offset`, with `names` bound and
+    `stack_depth` values on the operand stack (see the module docstring)."""
+    layout = null_layout(code, offset, stack_depth)
+    if layout is None:
+        raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {stack_depth} values")
+    abstract, items, label, start = _entered(code, offset)
     line = code.co_firstlineno
     prologue = [
         bytecode.Instr("LOAD_FAST", _STATE, lineno=line),
@@ -159,11 +183,37 @@ def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack
                 ]
     prologue.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
     items[start:start] = prologue
-    abstract.clear()
-    abstract.extend(items)
-    abstract.argnames = [_STATE]
-    abstract.argcount = 1
-    abstract.posonlyargcount = 0
-    abstract.kwonlyargcount = 0
-    abstract.flags = bytecode.CompilerFlags(int(abstract.flags) & ~(0x04 | 0x08))  # no *args, **kwargs
-    return abstract.to_code()
+    return _assembled(abstract, items, [_STATE])
+
+
+def osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: tuple[str, ...]) -> types.CodeType:
+    """`code` entered at the instruction at byte `offset` (a loop's jump back), for
+    on-stack replacement (hook/osr.py): its parameters are the bound locals `names`,
+    then the values of the operand stack there, bottom first, each `RANGE` (three
+    parameters: a range iterator is rebuilt as ``iter(range(start, stop, step))``, the
+    way the compiler knows a ``for`` loop's iterator) or `VALUE` (one). Unlike a
+    continuation (`resume_code`) it is compiled, not interpreted: the locals are
+    parameters, so the compiler types each of them from its argument. The other
+    parameters' names start with `OWN_NAMES`, which a counted function's never do."""
+    layout = null_layout(code, offset, len(stack))
+    if layout is None or any(layout):
+        raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {len(stack)} values")
+    abstract, items, label, start = _entered(code, offset)
+    line = code.co_firstlineno
+    params = list(names)
+    prologue = []
+    for n, kind in enumerate(stack):
+        if kind == VALUE:
+            params.append(f"{OWN_NAMES}osr{n}")
+            prologue.append(bytecode.Instr("LOAD_FAST", params[-1], lineno=line))
+            continue
+        bounds = [f"{OWN_NAMES}osr{n}_{part}" for part in ("start", "stop", "step")]
+        params += bounds
+        prologue.append(bytecode.Instr("LOAD_GLOBAL", (True, "range"), lineno=line))
+        prologue += [bytecode.Instr("LOAD_FAST", b, lineno=line) for b in bounds]
+        if not V.PY312:
+            prologue.append(bytecode.Instr("PRECALL", 3, lineno=line))
+        prologue += [bytecode.Instr("CALL", 3, lineno=line), bytecode.Instr("GET_ITER", lineno=line)]
+    prologue.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
+    items[start:start] = prologue
+    return _assembled(abstract, items, params)

@@ -284,7 +284,7 @@ def store(source: str, code: types.CodeType, infos: list[FunctionInfo], basis: b
     path = cache_path(source)
     if path is None:
         return
-    counted = {k for i in infos if i.candidate for k in (i.key, i.key + "@loop")}  # what `RUNTIME.register` sets up
+    counted = {k for i in infos if i.candidate for k in (i.key, i.key + "@loop", i.key + "@osr")}  # what `RUNTIME.register` sets up
     if not _placeholder_keys(code) <= counted:
         # A counter without its record would fail in the program (a load does not look
         # for them: that would walk every code object on every import). Checked here,

@@ -37,7 +37,7 @@ from _weakref import ref  # (`weakref` would cost each hooked program ~0.7 ms to
 
 TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
 if TYPE_CHECKING:
-    from typing import Any, Sequence
+    from typing import Any, Callable, Sequence
 
 from ..counters import Counter, live, set_code
 from ..typing import arguments
@@ -58,9 +58,9 @@ COMPILE_SWITCH_INTERVAL = 0.0002
 #: takes 20-100 ms; one that takes longer shares the GIL with the program after that.
 PRIORITY_BUDGET = 0.2
 
-#: (record, its code, the arguments of the call that made it hot or None, and the
-#: reason it cannot compile when the arguments already tell: then nothing is loaded).
-Job = tuple["Record", types.CodeType, "tuple[Any, ...] | None", str]
+#: A function's record, and the work for the worker: compiling it (`Runtime.compile`)
+#: or an entry for on-stack replacement (hook/osr.py).
+Job = tuple["Record", "Callable[[], None]"]
 
 
 class Record:
@@ -80,6 +80,8 @@ class Record:
         self.samplers: list[Sampler] = []  # (their interpreted calls are counted)
         #: (function, its counted code, the trampoline): what `observed_changed` swaps.
         self.swapped: list[tuple["ref[types.FunctionType]", types.CodeType, types.CodeType]] = []
+        self.gate = Gate(self)  # what its loops' exits ask (hook/osr.py)
+        self.osr: Any = None  # its on-stack replacement so far (osr.State)
 
     def calls_counted(self) -> int:
         return self.call_counter.ticks if self.call_counter is not None else 0
@@ -99,6 +101,14 @@ class Record:
             # Every interpreted function says why: not hot yet, or its compile was
             # still queued or running (in the background) when the report was made.
             reason = "compiling when the program ended" if self.hot else "not hot: too few calls and loop iterations"
+        osr = self.osr
+        if osr is not None and osr.entered:
+            native += sum(int(e.dispatcher.stats["native_calls"]) for e in osr.entries.values())
+            compile_ms += 1000.0 * osr.compile_seconds
+            if not self.dispatchers:
+                status, reason = "native", ""
+        elif osr is not None and status == "interpreted" and reason == ONCE and osr.refused:
+            reason = f"{ONCE}; no on-stack replacement: {next(iter(osr.refused.values()))}"
         saved = self.verdict.saved_ns() if self.verdict is not None and status == "native" else None
         deopts: collections.Counter[int] = collections.Counter()
         for d in self.dispatchers:
@@ -123,7 +133,29 @@ class Record:
             "deopt_lines": {str(line): n for line, n in sorted(deopts.items())},
             # The native signatures: what `python -m cuvil_bc compile` builds ahead of time.
             "signatures": sorted({sig for d in self.dispatchers for sig in d.signatures}),
+            # Frames that left a loop for native code (on-stack replacement, hook/osr.py).
+            "osr_entries": osr.entered if osr is not None else 0,
         }
+
+
+class Gate:
+    """What the on-stack replacement stubs of a function's loops ask (decode/counting.py,
+    hook/osr.py): ``gate[(offset, *stack)]`` from an exit, ``gate[exception]`` from its
+    handler. Pickled (with code sent by value), it is NoneType, as a counter is: such
+    code never reaches it."""
+
+    __slots__ = ("record",)
+
+    def __init__(self, record: Record) -> None:
+        self.record = record
+
+    def __getitem__(self, key: Any) -> Any:
+        from . import osr
+
+        return osr.ask(RUNTIME, self, key, sys._getframe(1))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type, (None,))
 
 
 class Runtime:
@@ -251,6 +283,7 @@ class Runtime:
                 # else: the module is imported again (importlib.reload): keep counting
                 counters[key] = record.call_counter  # type: ignore[assignment]
                 counters[key + "@loop"] = record.loop_counter  # type: ignore[assignment]
+                counters[key + "@osr"] = record.gate  # type: ignore[assignment]
         return live(code, counters)
 
     def _new_record(self, info: FunctionInfo, source: str = "") -> Record:
@@ -275,12 +308,21 @@ class Runtime:
         if record.hot:
             return  # the other counter got there first
         if not by_call and record.call_counter is not None and record.call_counter.ticks <= 1:
-            # Its loops got hot in its first call. Native code can start only at a
-            # call (no on-stack replacement yet), so for a function that is called
-            # once (a `main()`, a setup step) compiling would be all cost: the front
-            # end alone costs ~40 ms to load. Its next call, if any, triggers.
-            record.reason = ONCE
-            record.call_counter.left = 1
+            # Its loops got hot in its first call. Native code starts at a call, or
+            # where a loop runs long enough for on-stack replacement to pay (osr.py):
+            # for a function that is called once (a `main()`, a setup step) compiling
+            # it for its next call would be all cost (the front end alone costs ~40 ms
+            # to load). Its next call, if any, triggers.
+            if record.reason != ONCE:
+                record.reason = ONCE
+                record.call_counter.left = 1
+            from .. import observe
+
+            if not observe.observed():  # (a tool would see every call the timing makes)
+                from . import osr
+
+                osr.own_code(Gate)
+                osr.on_loop_hot(self, record)
             return
         record.hot = True
         record.reason = ""
@@ -301,15 +343,20 @@ class Runtime:
                     refused = _typing_reason(frame, code, args)
             except Exception as e:  # noqa: BLE001 (never break the program)
                 refused = f"internal error in the front end: {type(e).__name__}: {e}"
-        job = (record, code, args, refused)
         if self.options.sync or refused or (self.options.cache and args is not None and _in_cache(code, frame.f_globals, args)):
             # (Native code from the cache loads in milliseconds, and without LLVM: no
             # reason to wait for the worker, or to load the compiler for it.)
             # (Giving up is quick, and takes as long in the worker, which holds the
             # GIL for it too: done here, the counters go at once.)
-            self.compile(*job)
+            self.compile(record, code, args, refused)
             return
         _waiting(record, True)  # (see priority.py)
+        self.load_compiler()
+        self._submit((record, functools.partial(self.compile, record, code, args, refused)))
+
+    def load_compiler(self) -> None:
+        """Load the compiler on the program's thread, the first time, before the worker
+        needs it."""
         if not self.compiler_loaded:
             # The first time, load the compiler here. Imported from the worker, its
             # hundreds of file-system calls would each wait for this busy thread to
@@ -325,7 +372,6 @@ class Runtime:
                 os.register_at_fork(
                     before=self._before_fork, after_in_parent=self._after_fork_in_parent, after_in_child=self._after_fork_in_child
                 )
-        self._submit(job)
 
     def _submit(self, job: Job) -> None:
         with self.lock:
@@ -372,7 +418,7 @@ class Runtime:
 
         try:
             with priority.claimed(PRIORITY_BUDGET):
-                self.compile(*job)
+                job[1]()
         except Cancelled:
             pass  # the interpreter is exiting: the report says the function was compiling
         except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
@@ -492,7 +538,7 @@ class Runtime:
                 {"module": info.module, "qualname": info.qualname, "file": source, "line": info.lineno,
                  "status": "interpreted" if info.reason in CHOSEN else "unsupported", "reason": info.reason,
                  "calls_native": 0, "calls_interpreted": 0, "compile_ms": 0.0, "calls_before_native": None, "saved_ms": None,
-                 "native_ns": None, "interpreted_ns": None, "deopt_lines": {}, "signatures": []}
+                 "native_ns": None, "interpreted_ns": None, "deopt_lines": {}, "signatures": [], "osr_entries": 0}
             )
         # Paths inside the program's directory are given relative to it.
         if self.program_dir:

@@ -13,6 +13,10 @@ Environment variables (each overrides the pyproject setting):
                                 the native-code cache (cuvil_bc/artifacts/)
     CUVIL_BC_CACHE_DIR=path     keep native code there, not beside the .pyc files
     CUVIL_BC_REPORT=path.json   write a report of every counted function at exit
+    CUVIL_BC_OSR=mode           on-stack replacement of a loop that runs long in its
+                                function's first call (hook/osr.py): auto (default:
+                                where its remaining time is estimated to repay the
+                                compile), always (wherever it can), off
 
 pyproject.toml (the first one found walking up from the program's directory):
 
@@ -23,6 +27,7 @@ pyproject.toml (the first one found walking up from the program's directory):
     loop_threshold = 2000
     sync = false
     cache = true
+    osr = "auto"
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ if TYPE_CHECKING:
 class Options:
     """The hook's settings (immutable: `merged` returns a changed copy)."""
 
-    FIELDS = ("threshold", "loop_threshold", "include", "exclude", "sync", "cache", "report", "warnings")
+    FIELDS = ("threshold", "loop_threshold", "include", "exclude", "sync", "cache", "report", "warnings", "osr")
 
     def __init__(
         self,
@@ -49,6 +54,7 @@ class Options:
         cache: bool = True,
         report: str | None = None,
         warnings: tuple[str, ...] = (),
+        osr: str = "auto",
     ) -> None:
         self.threshold = threshold
         self.loop_threshold = loop_threshold
@@ -58,6 +64,7 @@ class Options:
         self.cache = cache
         self.report = report
         self.warnings = warnings
+        self.osr = osr
 
     def merged(self, **changes: Any) -> "Options":
         """A copy with the given settings changed (None means: keep this one)."""
@@ -92,6 +99,18 @@ def _int(value: object, name: str) -> int | None:
     if n < 1:
         raise ValueError(f"{name} must be at least 1, got {n}")
     return n
+
+
+#: The settings of on-stack replacement (`Options.osr`).
+OSR_MODES = ("auto", "always", "off")
+
+
+def _osr(value: object, name: str) -> str | None:
+    if value is None or value == "":
+        return None
+    if value not in OSR_MODES:
+        raise ValueError(f"{name} must be one of {', '.join(OSR_MODES)}, got {value!r}")
+    return str(value)
 
 
 def find_pyproject(start: str) -> str | None:
@@ -144,7 +163,7 @@ def from_pyproject(path: str | None) -> dict[str, Any]:
     import tomllib
 
     table = tomllib.loads(data.decode("utf-8")).get("tool", {}).get("cuvil_bc", {})
-    known = {"include", "exclude", "threshold", "loop_threshold", "sync", "cache"}
+    known = {"include", "exclude", "threshold", "loop_threshold", "sync", "cache", "osr"}
     unknown = set(table) - known
     if unknown:
         raise ValueError(f"{path}: unknown [tool.cuvil_bc] keys: {', '.join(sorted(unknown))}")
@@ -155,6 +174,7 @@ def from_pyproject(path: str | None) -> dict[str, Any]:
         "loop_threshold": _int(table.get("loop_threshold"), "loop_threshold"),
         "sync": table.get("sync"),
         "cache": table.get("cache"),
+        "osr": _osr(table.get("osr"), "osr"),
     }
 
 
@@ -178,6 +198,7 @@ def load(program_dir: str | None = None, **explicit: Any) -> Options:
             include=_patterns(env.get("CUVIL_BC_INCLUDE")),
             exclude=_patterns(env.get("CUVIL_BC_EXCLUDE")),
             report=env.get("CUVIL_BC_REPORT") or None,
+            osr=_osr(env.get("CUVIL_BC_OSR"), "CUVIL_BC_OSR"),
         )
     except ValueError as e:
         problems.append(f"ignoring an environment setting: {e}")

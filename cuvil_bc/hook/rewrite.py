@@ -25,7 +25,7 @@ from ..errors import VARIADIC, CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
-FORMAT = 5
+FORMAT = 6
 
 #: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
 NOT_NUMERIC = "no loop or arithmetic"
@@ -161,4 +161,4 @@ def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], ke
         return code
     from ..decode.counting import add_counters
 
-    return add_counters(code, key, key + "@loop")
+    return add_counters(code, key, key + "@loop", key + "@osr")

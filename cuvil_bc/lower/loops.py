@@ -18,8 +18,7 @@ from llvmlite import ir
 from ..ir import ops as O
 from ..ir.dominance import natural_loops
 from ..ir.function import BasicBlock, Function
-from ..typing.infer import value_type
-from ..typing.types import RANGE_ITER
+from ..opt.regions import range_loop
 from .emitter import Emitter, Typed
 from .ltypes import I32, I64, ITER, inaccessible_only
 
@@ -114,8 +113,7 @@ class LoopControl:
             if (
                 innermost
                 and h not in strips
-                and isinstance(term, O.ForIter)
-                and value_type(term.iterator) == RANGE_ITER
+                and range_loop(h, body)
                 and all(isinstance(op, (O.Phi, O.Checkpoint, O.ForIter)) for op in h.ops)
             ):
                 chunks[h] = Chunked(self.em.block(f"chunk.{h.name}"), body, self.em.alloca(I64))

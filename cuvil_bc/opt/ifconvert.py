@@ -27,8 +27,9 @@ from ..ir import ops as O
 from ..ir.dominance import natural_loops
 from ..ir.function import BasicBlock, Function
 from ..typing.infer import value_type
-from ..typing.types import BOOL, FLOAT, NP_BOOL, NP_F64, RANGE_ITER, NpScalar, holds_array, union_of
+from ..typing.types import BOOL, FLOAT, NP_BOOL, NP_F64, NpScalar, holds_array, union_of
 from .bounds import same_element
+from .regions import range_loop
 from .speculate import SCALARS, cheap
 from .strip_plans import scalar_only, strip_body
 
@@ -233,8 +234,7 @@ def _strip_shaped(fn: Function) -> list[BasicBlock]:
     loops = natural_loops(fn)
     out = []
     for header, body in loops.items():
-        term = header.terminator
-        if not isinstance(term, O.ForIter) or value_type(term.iterator) != RANGE_ITER:
+        if not range_loop(header, body):
             continue
         if any(other is not header and other in body for other in loops):
             continue  # (not innermost)

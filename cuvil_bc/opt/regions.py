@@ -83,7 +83,7 @@ def _region(
     liveness: Liveness | None,
 ) -> Region | None:
     for block in body:
-        if block in loops and not _range_loop(block):
+        if block in loops and not range_loop(block, loops[block]):
             return None
         if not all(_pure(op) for op in block.ops):
             return None
@@ -111,9 +111,17 @@ def _region(
     return Region(checkpoint, header, body, tuple(exits))
 
 
-def _range_loop(header: BasicBlock) -> bool:
+def range_loop(header: BasicBlock, body: set[BasicBlock] | frozenset[BasicBlock]) -> bool:
+    """Whether the loop `body` headed by `header` is a ``for ... in range(...)`` loop
+    over one iterator made before the loop: its ForIter's range iterator is defined
+    outside `body`. (Code entered inside a nest of loops, as on-stack replacement
+    enters it, has a loop whose header phi merges the inner loop's iterator with those
+    that each later pass of the outer loop makes.)"""
     term = header.terminator
-    return isinstance(term, O.ForIter) and value_type(term.iterator) == RANGE_ITER
+    if not isinstance(term, O.ForIter) or value_type(term.iterator) != RANGE_ITER:
+        return False
+    block = term.iterator.block
+    return block is not None and block not in body
 
 
 def _pure(op: O.Op) -> bool:

@@ -1,0 +1,330 @@
+"""On-stack replacement: a loop that runs long in its function's first call finishes natively.
+
+Native code starts at a call (the trampoline of hook/hot.py), so a function called once
+(a ``main()``, a setup step) would run interpreted to its end. The rewrite therefore
+gives each statement loop's jump back a way out (decode/counting.py): the loop's counter
+is followed by a jump, taken when its ``enter`` is set, to a stub after the code's end
+that asks the function's `Gate` ``gate[(offset, *stack)]``: `offset` is the jump's, in
+the code as written, and `stack` the values on the operand stack there (the iterators
+of the ``for`` loops around it). The gate answers itself ("not entered": the loop goes
+on as the jump would have) or the function's result, which the frame returns.
+
+Entering. The rest of the function is compiled as its own function (`osr_code`): its
+parameters are the bound locals and the stack's values, each range iterator passed as
+the start, stop and step of the range of items it has left. Native code then runs the
+loop and everything after it; where a guard fails, precise deoptimisation hands the
+rest to the interpreter (resume.py), as for any compiled call. The result is the
+function's own, computed from the same state. A frame is entered only with the
+locals and stack types its code was compiled for, and never while a tool observes
+(observe.py): otherwise the loop goes on interpreted.
+
+When. The loop counter's trigger in a function's first call (hot.py's `on_hot`) starts
+timing: after `TIMING_TICKS` more ticks the time a tick takes is known, and the counter
+sets ``enter``, so that the next exit asks the gate. The gate estimates the loop's
+remaining interpreted time: the items its range iterators have left times a tick's
+time, and at least as long as it has run since the trigger (a loop that has run for a
+while is taken to run as long again). Only when that is well over what compiling costs
+(`worth`: loading the compiler, compiling, or loading from the native-code cache) does
+it compile, on the worker unless ``sync``; otherwise the counter is re-armed for twice
+as many ticks and asks again. A program whose loops are short loads nothing. The
+option ``osr`` (hook/options.py) can make it enter wherever it can, or never.
+
+Tracebacks. An exception that leaves the entered code passes through the stub's
+handler, which asks ``gate[exception]`` (`unlink`): the frame's own traceback entry (at
+the loop's jump) and those of our frames are taken out when the interpreted rest of
+the function (a frame of the same function) shows where it was raised, so the
+traceback reads as CPython's.
+"""
+
+from __future__ import annotations
+
+import time
+import types
+from typing import Any
+
+from ..frames import OWN_CODE, hidden_frames, strip_own_frames
+from ..typing.arguments import may_compile
+
+#: Loop ticks after the trigger over which a tick's time is measured.
+TIMING_TICKS = 1000
+
+#: Compiled entries a function may have (one per loop jump it was entered at).
+MAX_ENTRIES = 3
+
+#: The remaining interpreted time must be this many times what entering costs.
+MARGIN = 2.0
+
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
+class Entry:
+    """The compiled rest of a function from one loop jump, for one set of bound local
+    names, stack kinds and argument types."""
+
+    def __init__(self, dispatcher: Any, names: tuple[str, ...], kinds: tuple[str, ...], key: tuple[object, ...]) -> None:
+        self.dispatcher = dispatcher
+        self.names = names
+        self.kinds = kinds
+        self.key = key
+
+
+class State:
+    """A function's on-stack replacement so far (`Record.osr`)."""
+
+    def __init__(self) -> None:
+        self.t0: float | None = None  # when its loop counter first triggered
+        self.ticks0 = 0
+        self.tick_seconds = 0.0
+        self.entries: dict[int, Entry] = {}  # by the offset of the loop's jump
+        self.refused: dict[int, str] = {}
+        self.compiling = False
+        self.entered = 0  # frames that left a loop for native code
+        self.compile_seconds = 0.0
+        self.lengths: dict[int, list[int]] = {}  # the most items seen left, by loop depth (`_left`)
+        self.cached: dict[int, bool] = {}  # whether the cache holds an offset's entry (`worth`)
+
+
+def on_loop_hot(runtime: Any, record: Any) -> None:
+    """The loop counter of `record`'s function triggered in its first call: time its
+    ticks, then let the next exit ask the gate."""
+    if runtime.options.osr == "off":
+        return
+    state = record.osr
+    if state is None:
+        state = record.osr = State()
+    counter = record.loop_counter
+    now = time.perf_counter()
+    if state.t0 is None:
+        state.t0, state.ticks0 = now, counter.ticks
+        counter.left = TIMING_TICKS
+        return
+    if not state.tick_seconds:
+        state.tick_seconds = (now - state.t0) / max(1, counter.ticks - state.ticks0)
+    counter.enter = True
+
+
+class _Plan:
+    """What a compile of an entry needs, taken from the frame at the exit."""
+
+    def __init__(self, code: types.CodeType, namespace: dict[str, Any], offset: int, names: tuple[str, ...], kinds: tuple[str, ...], args: tuple[Any, ...]) -> None:
+        self.code, self.namespace, self.offset = code, namespace, offset
+        self.names, self.kinds, self.args = names, kinds, args
+
+
+@hidden_frames
+def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
+    """The gate's answer to an exit's stub (see the module docstring). Only the
+    entered code's own exceptions propagate: an internal error is warned about, and
+    the loop goes on interpreted."""
+    record = gate.record
+    if isinstance(key, BaseException):
+        unlink(key, frame)
+        return None
+    record.loop_counter.enter = False
+    try:
+        found = _entry(runtime, record, key, frame)
+    except Exception as e:  # noqa: BLE001 (never break the program)
+        if record.osr is not None:
+            record.osr.refused.setdefault(key[0], f"internal error: {type(e).__name__}: {e}")
+        runtime.warn(f"{record.info.module}.{record.info.qualname}: internal error in on-stack replacement: {type(e).__name__}: {e}")
+        return gate
+    if found is None:
+        return gate
+    entry, args = found
+    record.osr.entered += 1
+    record.status, record.reason = "native", ""
+    return entry.dispatcher._call_generic(args, {})
+
+
+def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameType) -> tuple[Entry, tuple[Any, ...]] | None:
+    """The compiled entry that `frame`, at the exit of `key`, is to run, and its
+    arguments; None when it goes on interpreted (an entry may be compiled meanwhile)."""
+    from .. import observe
+
+    state = record.osr
+    if state is None or runtime.closing or runtime.options.osr == "off" or observe.observed():
+        return None
+    offset, stack = key[0], key[1:]
+    arguments = _arguments(frame, stack)
+    if isinstance(arguments, str):
+        state.refused.setdefault(offset, arguments)
+        return None
+    names, kinds, args, lengths = arguments
+    entry = state.entries.get(offset)
+    if entry is not None:
+        from ..dispatcher import argument_key
+
+        if entry.names == names and entry.kinds == kinds and argument_key(args) == entry.key:
+            return entry, args
+        return None  # (another frame's types: it goes on interpreted)
+    if offset in state.refused or state.compiling or len(state.entries) >= MAX_ENTRIES:
+        return None
+    if "range" in frame.f_globals or frame.f_builtins.get("range") is not range:
+        state.refused[offset] = "a global named range"  # (the entry's prologue calls range)
+        return None
+    plan = _Plan(_plain(frame.f_code), frame.f_globals, offset, names, kinds, args)
+    elapsed = time.perf_counter() - (state.t0 or 0.0)
+    remaining = max(_left(state, offset, lengths) * state.tick_seconds, elapsed)
+    counter = record.loop_counter
+    if runtime.options.osr != "always" and not worth(runtime, state, plan, remaining):
+        counter.left = max(TIMING_TICKS, counter.ticks - state.ticks0)  # asks again at twice the ticks
+        return None
+    state.compiling = True
+    if not runtime.options.sync:
+        runtime.load_compiler()
+        runtime._submit((record, lambda: compile_entry(runtime, record, plan)))
+        return None
+    compile_entry(runtime, record, plan)
+    counter.enter = False
+    entry = state.entries.get(offset)
+    return None if entry is None else (entry, args)
+
+
+def _left(state: State, offset: int, lengths: tuple[int, ...]) -> int:
+    """About how many iterations the loops around the jump at `offset` have left, from
+    the items their range iterators have left (outermost first): the outermost's, times
+    the most each inner one has been seen to have (an inner loop near its end still
+    starts again from its full length)."""
+    seen = state.lengths.setdefault(offset, [0] * len(lengths))
+    left = 1
+    for k, n in enumerate(lengths):
+        if k:
+            seen[k] = max(seen[k], n)
+            n = seen[k]
+        left *= max(1, n)
+    return left if lengths else 0
+
+
+def _arguments(frame: types.FrameType, stack: tuple[Any, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str:
+    """The entry's parameters from the frame: the bound locals' names, the stack
+    values' kinds, the arguments, and the items each range iterator has left; or why
+    there is none."""
+    from ..decode.counting import RANGE, VALUE
+
+    code = frame.f_code
+    f_locals = frame.f_locals
+    names = tuple(n for n in code.co_varnames if n in f_locals)
+    args: list[Any] = [f_locals[n] for n in names]
+    bad = [n for n, v in zip(names, args) if not may_compile(v)]
+    if bad:
+        return f"local {bad[0]} of type {type(f_locals[bad[0]]).__name__}"
+    kinds = []
+    lengths = []
+    for value in stack:
+        if type(value) is _RANGE_ITERATOR:
+            _, (rng,), index = value.__reduce__()
+            rest = rng[index:] if index else rng
+            kinds.append(RANGE)
+            args += [rest.start, rest.stop, rest.step]
+            lengths.append(len(rest))
+        elif may_compile(value):
+            kinds.append(VALUE)
+            args.append(value)
+        else:
+            return f"a loop over a {type(value).__name__}"
+    return names, tuple(kinds), tuple(args), tuple(lengths)
+
+
+def _plain(code: types.CodeType) -> types.CodeType:
+    from ..decode.counting import without_counters
+
+    return without_counters(code)
+
+
+#: What entering costs the program, roughly, in seconds: from the native-code cache
+#: (the imports of the loader and of the code's description, the load), or compiling
+#: (then loading the compiler too, the first time).
+CACHED_COST = 0.03
+COMPILE_COST = 0.05
+COMPILER_COST = 0.15
+
+
+def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
+    """Whether `remaining` seconds of the loop, interpreted, repay entering it. Asking
+    the cache costs imports: only where a load would repay it, once an offset."""
+    if remaining < MARGIN * CACHED_COST:
+        return False
+    if remaining >= MARGIN * (COMPILE_COST + (0.0 if runtime.compiler_loaded else COMPILER_COST)):
+        return True
+    if not runtime.options.cache:
+        return False
+    cached = state.cached.get(plan.offset)
+    if cached is None:
+        cached = state.cached[plan.offset] = _cached(plan)
+    return cached
+
+
+def _function(plan: _Plan) -> types.FunctionType:
+    from ..decode.resume import osr_code
+
+    code = osr_code(plan.code, plan.offset, plan.names, plan.kinds)
+    fn = types.FunctionType(code, plan.namespace, plan.code.co_name)
+    fn.__qualname__ = plan.code.co_qualname
+    return fn
+
+
+def _cached(plan: _Plan) -> bool:
+    from .. import artifacts
+    from ..dispatcher import argument_types
+
+    argtypes = argument_types(plan.args)
+    if argtypes is None:
+        return False
+    try:
+        fn = _function(plan)
+    except ValueError:
+        return False
+    key = artifacts.key(fn, argtypes, frozenset(), True)
+    return key is not None and artifacts.stored(fn, key)
+
+
+def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
+    """Compile (or load) the entry of `plan`; once it is ready, the next exit of the
+    function's loops asks the gate again."""
+    from ..compiler import COMPILER
+    from ..dispatcher import Dispatcher, argument_key
+    from . import originals
+
+    state = record.osr
+    started = time.perf_counter()
+    try:
+        try:
+            fn = _function(plan)
+        except ValueError as e:  # (a stack that the entry cannot rebuild)
+            state.refused[plan.offset] = str(e)
+            return
+        COMPILER.original = originals.original  # code that calls a hooked function compiles its copy
+        dispatcher = Dispatcher(fn, cache=runtime.options.cache)
+        key = argument_key(plan.args)
+        if dispatcher._compile_for(key, plan.args) is None:
+            state.refused[plan.offset] = dispatcher.failure(key) or "not compilable for these locals"
+            return
+        state.entries[plan.offset] = Entry(dispatcher, plan.names, plan.kinds, key)
+        record.loop_counter.enter = True
+    finally:
+        state.compiling = False
+        state.compile_seconds += time.perf_counter() - started
+
+
+def unlink(e: BaseException, frame: types.FrameType) -> None:
+    """Called by an exit's handler in `frame` with the exception leaving it: take out
+    the frame's own entry (at the loop's jump) and our frames after it, when what
+    follows is a frame of the same function (its interpreted rest, at the line that
+    raised); otherwise (an exception before any of the function ran again: a signal
+    handler's) only our frames."""
+    tb = e.__traceback__
+    if tb is None or tb.tb_frame is not frame:
+        return
+    e.__traceback__ = tb.tb_next
+    strip_own_frames(e)
+    rest = e.__traceback__
+    code = frame.f_code
+    if rest is not None and (rest.tb_frame.f_code.co_qualname, rest.tb_frame.f_code.co_filename) == (code.co_qualname, code.co_filename):
+        return
+    e.__traceback__ = types.TracebackType(rest, frame, tb.tb_lasti, tb.tb_lineno)
+
+
+def own_code(gate_type: type) -> None:
+    """The gate's frames never show in a traceback."""
+    OWN_CODE.add(gate_type.__getitem__.__code__)
+
