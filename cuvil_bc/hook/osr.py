@@ -18,15 +18,16 @@ function's own, computed from the same state. A frame is entered only with the
 locals and stack types its code was compiled for, and never while a tool observes
 (observe.py): otherwise the loop goes on interpreted.
 
-When. The loop counter's trigger in a function's first call (hot.py's `on_hot`) starts
-timing: after `TIMING_TICKS` more ticks the time a tick takes is known, and the counter
-sets ``enter``, so that the next exit asks the gate. The gate estimates the loop's
-remaining interpreted time: the items its range iterators have left times a tick's
-time, and at least as long as it has run since the trigger (a loop that has run for a
-while is taken to run as long again). Only when that is well over what compiling costs
+When. The loop counter's trigger in a function's first call (hot.py's `on_hot`) sets
+``enter``: the next exit asks the gate, which starts measuring there and asks again
+after `TIMING_TICKS` more ticks. It then estimates the loop's remaining interpreted
+time (`_remaining`): a tick's time, times the ticks left as the range iterators' items
+left tell (at the rate the outermost has been consumed, or by their product), and at
+least as long as the loop has run since the trigger (a loop that has run for a while
+is taken to run as long again). Only when that is well over what entering costs
 (`worth`: loading the compiler, compiling, or loading from the native-code cache) does
-it compile, on the worker unless ``sync``; otherwise the counter is re-armed for twice
-as many ticks and asks again. A program whose loops are short loads nothing. The
+it compile, on the worker unless ``sync``; otherwise the counter is re-armed for as
+many ticks again and asks again. A program whose loops are short loads nothing. The
 option ``osr`` (hook/options.py) can make it enter wherever it can, or never.
 
 Tracebacks. An exception that leaves the entered code passes through the stub's
@@ -45,7 +46,7 @@ from typing import Any
 from ..frames import OWN_CODE, hidden_frames, strip_own_frames
 from ..typing.arguments import may_compile
 
-#: Loop ticks after the trigger over which a tick's time is measured.
+#: Loop ticks between an exit's first ask and its second, over which a tick's time is measured.
 TIMING_TICKS = 1000
 
 #: Compiled entries a function may have (one per loop jump it was entered at).
@@ -72,35 +73,28 @@ class State:
     """A function's on-stack replacement so far (`Record.osr`)."""
 
     def __init__(self) -> None:
-        self.t0: float | None = None  # when its loop counter first triggered
-        self.ticks0 = 0
-        self.tick_seconds = 0.0
+        self.t0 = 0.0  # when its loop counter first triggered
+        #: By the offset of a loop's jump: the time, the ticks and the items its range
+        #: iterators had left when an exit there first asked (`_remaining`).
+        self.first: dict[int, tuple[float, int, tuple[int, ...]]] = {}
         self.entries: dict[int, Entry] = {}  # by the offset of the loop's jump
         self.refused: dict[int, str] = {}
         self.compiling = False
         self.entered = 0  # frames that left a loop for native code
         self.compile_seconds = 0.0
-        self.lengths: dict[int, list[int]] = {}  # the most items seen left, by loop depth (`_left`)
+        self.lengths: dict[int, list[int]] = {}  # the most items seen left, by loop depth (`_remaining`)
         self.cached: dict[int, bool] = {}  # whether the cache holds an offset's entry (`worth`)
 
 
 def on_loop_hot(runtime: Any, record: Any) -> None:
-    """The loop counter of `record`'s function triggered in its first call: time its
-    ticks, then let the next exit ask the gate."""
+    """The loop counter of `record`'s function triggered in its first call: the next
+    exit asks the gate."""
     if runtime.options.osr == "off":
         return
-    state = record.osr
-    if state is None:
-        state = record.osr = State()
-    counter = record.loop_counter
-    now = time.perf_counter()
-    if state.t0 is None:
-        state.t0, state.ticks0 = now, counter.ticks
-        counter.left = TIMING_TICKS
-        return
-    if not state.tick_seconds:
-        state.tick_seconds = (now - state.t0) / max(1, counter.ticks - state.ticks0)
-    counter.enter = True
+    if record.osr is None:
+        record.osr = State()
+        record.osr.t0 = time.perf_counter()
+    record.loop_counter.enter = True
 
 
 class _Plan:
@@ -163,12 +157,14 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
         state.refused[offset] = "a global named range"  # (the entry's prologue calls range)
         return None
     plan = _Plan(_plain(frame.f_code), frame.f_globals, offset, names, kinds, args)
-    elapsed = time.perf_counter() - (state.t0 or 0.0)
-    remaining = max(_left(state, offset, lengths) * state.tick_seconds, elapsed)
     counter = record.loop_counter
-    if runtime.options.osr != "always" and not worth(runtime, state, plan, remaining):
-        counter.left = max(TIMING_TICKS, counter.ticks - state.ticks0)  # asks again at twice the ticks
-        return None
+    if runtime.options.osr != "always":
+        remaining = _remaining(state, offset, counter.ticks, lengths)
+        if remaining is None or not worth(runtime, state, plan, remaining):
+            # Asks again once the loop has run as long again (`TIMING_TICKS` at first).
+            first = state.first[offset][1]
+            counter.left = max(TIMING_TICKS, counter.ticks - first)
+            return None
     state.compiling = True
     if not runtime.options.sync:
         runtime.load_compiler()
@@ -180,19 +176,35 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     return None if entry is None else (entry, args)
 
 
-def _left(state: State, offset: int, lengths: tuple[int, ...]) -> int:
-    """About how many iterations the loops around the jump at `offset` have left, from
-    the items their range iterators have left (outermost first): the outermost's, times
-    the most each inner one has been seen to have (an inner loop near its end still
-    starts again from its full length)."""
-    seen = state.lengths.setdefault(offset, [0] * len(lengths))
-    left = 1
-    for k, n in enumerate(lengths):
-        if k:
+def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) -> float | None:
+    """About how long, interpreted, the loops around the jump at `offset` have left
+    (None at the first exit there: the measure starts). A tick's time is measured from
+    the first exit; the ticks left are estimated from the range iterators' items left
+    (outermost first) in two ways, and the larger is taken: the outermost's items
+    times the ticks one of them has taken so far, and the product of the items left at
+    each depth (an inner loop at the most it has been seen to have: near its end, it
+    still starts again from its full length). And a loop is taken to run at least as
+    long again as it has run since its function's loops got hot."""
+    now = time.perf_counter()
+    first = state.first.get(offset)
+    if first is None:
+        state.first[offset] = (now, ticks, lengths)
+        return None
+    then, ticks0, lengths0 = first
+    ticks_run = max(1, ticks - ticks0)
+    tick_seconds = (now - then) / ticks_run
+    left = 0
+    if lengths:
+        seen = state.lengths.setdefault(offset, list(lengths))
+        product = 1
+        for k, n in enumerate(lengths):
             seen[k] = max(seen[k], n)
-            n = seen[k]
-        left *= max(1, n)
-    return left if lengths else 0
+            product *= max(1, seen[k] if k else n)
+        consumed = lengths0[0] - lengths[0] if lengths0 else 0
+        # (no outer item done yet: each takes more than the ticks run so far)
+        per_item = ticks_run / consumed if consumed > 0 else ticks_run
+        left = max(product, int(lengths[0] * per_item))
+    return max(left * tick_seconds, now - state.t0)
 
 
 def _arguments(frame: types.FrameType, stack: tuple[Any, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str:
