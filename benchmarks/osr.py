@@ -17,37 +17,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from warm_start import hook_env, timed  # (benchmarks/: the script's own directory)
 
 PROGRAMS = Path(__file__).resolve().parent / "osr_programs"
 TARGET = 10.0
-
-
-def _env(cache: Path | None, report: Path | None = None) -> dict[str, str]:
-    env = dict(os.environ)
-    for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT", "CUVIL_BC_CACHE", "CUVIL_BC_CACHE_DIR", "CUVIL_BC_OSR"):
-        env.pop(name, None)
-    if cache is not None:
-        env["CUVIL_BC_CACHE_DIR"] = str(cache)
-    if report is not None:
-        env["CUVIL_BC_REPORT"] = str(report)
-    return env
-
-
-def _timed(args: list[str], env: dict[str, str]) -> tuple[float, str]:
-    start = time.perf_counter()
-    done = subprocess.run([sys.executable, *args], cwd=PROGRAMS, env=env, capture_output=True, text=True, timeout=600)
-    elapsed = time.perf_counter() - start
-    if done.returncode != 0:
-        raise SystemExit(f"{args} failed:\n{done.stderr}")
-    return elapsed, done.stdout
 
 
 def main() -> int:
@@ -62,11 +41,12 @@ def main() -> int:
             try:
                 # (a pycache of their own too: the hook's rewritten modules start cold)
                 shutil.rmtree(PROGRAMS / "__pycache__", ignore_errors=True)
-                seconds, expected = _timed([program.name], _env(None))
+                seconds, expected = timed([program.name], hook_env(None), PROGRAMS)
                 plain.append(seconds)
                 report = cache / "report.json"
+                env = {**hook_env(cache), "CUVIL_BC_REPORT": str(report)}
                 for runs in (cold, warm):
-                    seconds, out = _timed(["-X", "importhook", "cuvil_bc", program.name], _env(cache, report))
+                    seconds, out = timed(["-X", "importhook", "cuvil_bc", program.name], env, PROGRAMS)
                     if out != expected:
                         raise SystemExit(f"{program.name}: the hooked output differs:\n{out}\nplain:\n{expected}")
                     runs.append(seconds)

@@ -36,16 +36,19 @@ TARGET_WARM = 12.0
 TARGET_LOAD_MS = 5.0
 
 
-def _env(cache: Path | None) -> dict[str, str]:
+def hook_env(cache: Path | None) -> dict[str, str]:
+    """The environment of a measured run: none of cuvil_bc's settings but the cache
+    directory (None: the default cache)."""
     env = dict(os.environ)
-    for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT", "CUVIL_BC_CACHE", "CUVIL_BC_CACHE_DIR"):
+    for name in ("PYTHONDONTWRITEBYTECODE", "CUVIL_BC_SYNC", "CUVIL_BC_REPORT", "CUVIL_BC_CACHE", "CUVIL_BC_CACHE_DIR", "CUVIL_BC_OSR"):
         env.pop(name, None)
     if cache is not None:
         env["CUVIL_BC_CACHE_DIR"] = str(cache)
     return env
 
 
-def _timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, str]:
+    """Seconds `python args...` took, and its output (it must succeed)."""
     start = time.perf_counter()
     done = subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     elapsed = time.perf_counter() - start
@@ -63,9 +66,9 @@ def app(rounds: int, scale: str) -> tuple[list[float], list[float], list[float]]
         try:
             for path in EXAMPLES.rglob(f"*.{TAG}.pyc"):  # (the rewritten modules too: a cold start)
                 path.unlink()
-            plain, expected = _timed(["numeric_app.py", scale], _env(None), EXAMPLES)
-            cold, out_cold = _timed(["-X", "importhook", "cuvil_bc", "numeric_app.py", scale], _env(cache), EXAMPLES)
-            warm, out_warm = _timed(["-X", "importhook", "cuvil_bc", "numeric_app.py", scale], _env(cache), EXAMPLES)
+            plain, expected = timed(["numeric_app.py", scale], hook_env(None), EXAMPLES)
+            cold, out_cold = timed(["-X", "importhook", "cuvil_bc", "numeric_app.py", scale], hook_env(cache), EXAMPLES)
+            warm, out_warm = timed(["-X", "importhook", "cuvil_bc", "numeric_app.py", scale], hook_env(cache), EXAMPLES)
         finally:
             shutil.rmtree(cache, ignore_errors=True)
         if not (out_cold == expected == out_warm):
@@ -107,12 +110,12 @@ def load_times(rounds: int) -> list[float]:
     try:
         (folder / "kernel.py").write_text(KERNEL)
         (folder / "loader.py").write_text(LOADER)
-        env = _env(folder / "cache")
+        env = hook_env(folder / "cache")
         env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")])
-        _timed(["loader.py"], env, folder)  # (compiles and stores)
+        timed(["loader.py"], env, folder)  # (compiles and stores)
         times = []
         for _ in range(rounds):
-            result = json.loads(_timed(["loader.py"], env, folder)[1])
+            result = json.loads(timed(["loader.py"], env, folder)[1])
             if result["loads"] != 1 or result["llvmlite"]:
                 raise SystemExit(f"the function was not loaded from the cache: {result}")
             times.append(result["ms"])
