@@ -341,9 +341,10 @@ def test_the_hook_imports_little_at_startup(tmp_path: Path) -> None:
 
 
 def test_a_function_called_once_is_left_alone(tmp_path: Path) -> None:
-    # Issue 16's cost model: a loop that gets hot in its function's only call cannot
-    # run natively (no on-stack replacement), so compiling it is all cost. A program
-    # whose `main()` held its loop loaded the front end (~40 ms) for nothing.
+    # Issue 16's cost model: a function whose loop gets hot in its only call is not
+    # compiled for a next call, and its loop (a few milliseconds) is too short for
+    # on-stack replacement to repay loading the compiler. A program whose `main()` held
+    # its loop loaded the front end (~40 ms) for nothing.
     plain = run(["once.py", "--once"])
     assert plain.stdout.splitlines()[-1] == "False", plain.stdout
     out = tmp_path / "report.json"
