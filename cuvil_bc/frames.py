@@ -40,6 +40,46 @@ def strip_own_frames(e: BaseException) -> None:
     e.__traceback__ = tb
 
 
+def _library_dirs() -> tuple[str, ...]:
+    import os
+
+    own = os.path.dirname(os.path.abspath(__file__))
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    return (os.path.join(own, ""), *(os.path.join(p, "") for p in prefixes))
+
+
+def program_frame(frame: types.FrameType) -> bool:
+    """Whether `frame` runs the program's code, not cuvil_bc's, the standard library's
+    or an installed package's (a file under the interpreter's prefixes). Code made at
+    run time (``<string>``, a frozen module's) is judged by its module's file."""
+    code = frame.f_code
+    name = code.co_filename
+    if name == OWN_FILENAME or code in OWN_CODE:
+        return False
+    if name.startswith("<"):
+        name = frame.f_globals.get("__file__") or ""
+        if not name:
+            return not frame.f_globals.get("__name__", "").startswith(("cuvil_bc", "importlib", "_frozen"))
+    import os
+
+    return not os.path.abspath(name).startswith(_library_dirs())
+
+
+def program_part(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The part of a traceback from its first entry of the program's code on."""
+    while tb is not None and not program_frame(tb.tb_frame):
+        tb = tb.tb_next
+    return tb
+
+
+def raised_by_program(e: BaseException) -> bool:
+    """Whether `e`, caught around cuvil_bc's own work (deciding, compiling), came from
+    the program's code that ran meanwhile: a signal handler, a ``__del__``, a weakref
+    callback. That work calls none of the program's code itself, so such an exception
+    is the program's to see, not an internal error."""
+    return program_part(e.__traceback__) is not None
+
+
 def unlink_own() -> None:
     """Called by the handler in a compiled function's prefix (fastpath.py): see
     `unlink_prefix`."""

@@ -758,10 +758,41 @@ def test_loops_in_functions_called_once_finish_natively(tmp_path: Path) -> None:
     for name in ("count", "grid", "until"):
         row = rows[name]
         assert row["status"] == "native" and row["osr_entries"] == 1 and row["calls_native"] == 1, row
-    for name in ("grows", "fails", "fills"):  # entered, then handed back
+    for name in ("grows", "fails", "fills", "deopts"):  # entered, then handed back
         row = rows[name]
         assert row["osr_entries"] == 1 and row["calls_native"] == 0, row
     assert rows["traced"]["osr_entries"] == 0 and rows["traced"]["status"] == "interpreted", rows["traced"]
+    # Found by a helper attacking on-stack replacement: a range iterator that a global
+    # refers to too was copied, and the global's never advanced; a frame of the same
+    # code with other globals entered the first frame's entry; a frame that resumed
+    # interpreted had the entry's own parameters among its locals.
+    assert rows["shared"]["osr_entries"] == 0 and "refers to" in str(rows["shared"]["reason"]), rows["shared"]
+    assert rows["scaled"]["osr_entries"] == 1, rows["scaled"]
+
+
+def test_a_signal_handlers_exception_while_the_hook_decides_is_the_programs(tmp_path: Path) -> None:
+    # Found by the same helper: an alarm whose handler raised while the gate decided
+    # or loaded the compiler was taken for an internal error and swallowed (the loop
+    # went on, the program printed a result). Wherever the alarm lands (interpreted,
+    # deciding, compiling, native), the program catches it, with CPython's frames.
+    program = tmp_path / "alarm.py"
+    program.write_text(
+        "import signal\n\n\n"
+        "class Alarm(Exception):\n    pass\n\n\n"
+        "def handler(sig, frame):\n    raise Alarm('boom')\n\n\n"
+        "def f(n):\n    s = 0\n    for i in range(n):\n        s = (s + i * 7) % 1000003\n    return s\n\n\n"
+        "signal.signal(signal.SIGALRM, handler)\n"
+        "for delay in (0.002, 0.01, 0.03, 0.06):\n"
+        "    signal.setitimer(signal.ITIMER_REAL, delay)\n"
+        "    try:\n        print('finished', f(10**8))\n"
+        "    except Alarm as e:\n"
+        "        tb, names = e.__traceback__, []\n"
+        "        while tb is not None:\n            names.append(tb.tb_frame.f_code.co_name)\n            tb = tb.tb_next\n"
+        "        print('caught', e, names)\n"
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    for env in ({"CUVIL_BC_SYNC": "0"}, {"CUVIL_BC_SYNC": "1"}):
+        same(plain, run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_CACHE": "0", **env}))
 
 
 def test_on_stack_replacement_waits_for_a_loop_long_enough_to_repay_it(tmp_path: Path) -> None:

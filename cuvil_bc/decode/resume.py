@@ -214,6 +214,9 @@ def osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: t
         if not V.PY312:
             prologue.append(bytecode.Instr("PRECALL", 3, lineno=line))
         prologue += [bytecode.Instr("CALL", 3, lineno=line), bytecode.Instr("GET_ITER", lineno=line)]
+    # (unbound again: a frame that resumes interpreted, after a deopt, has the function's
+    # locals and no others, as a debugger or a traceback's locals show them)
+    prologue += [bytecode.Instr("DELETE_FAST", name, lineno=line) for name in params[len(names) :]]
     prologue.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
     items[start:start] = prologue
     return _assembled(abstract, items, params)

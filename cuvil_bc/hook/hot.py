@@ -297,11 +297,18 @@ class Runtime:
     def _trigger(self, record: Record, by_call: bool) -> None:
         """Called by a counter (C) at its threshold, from the counted function's tick:
         frame 1 is that function's. A KeyboardInterrupt or SystemExit (Ctrl-C while a
-        compile runs on the program's thread) is the program's: it propagates from the
-        tick. Anything else is an internal error, which never disturbs the program."""
+        compile runs on the program's thread), or an exception that the program's own
+        code raised meanwhile (a signal handler), is the program's: it propagates from
+        the tick. Anything else is an internal error, which never disturbs the program."""
         try:
-            self.on_hot(record, sys._getframe(1), by_call)
+            with DeferredSignals():
+                self.on_hot(record, sys._getframe(1), by_call)
         except Exception as e:  # noqa: BLE001
+            from ..frames import program_part, raised_by_program
+
+            if raised_by_program(e):  # (a signal handler's, while the hook worked: the program's)
+                e.__traceback__ = program_part(e.__traceback__)
+                raise
             self.fail(record, f"internal error: {type(e).__name__}: {e}")
 
     def on_hot(self, record: Record, frame: types.FrameType, by_call: bool) -> None:
@@ -342,6 +349,10 @@ class Runtime:
                 if not refused and args is not None:
                     refused = _typing_reason(frame, code, args)
             except Exception as e:  # noqa: BLE001 (never break the program)
+                from ..frames import raised_by_program
+
+                if raised_by_program(e):
+                    raise  # (a signal handler's: `_trigger` passes it on)
                 refused = f"internal error in the front end: {type(e).__name__}: {e}"
         if self.options.sync or refused or (self.options.cache and args is not None and _in_cache(code, frame.f_globals, args)):
             # (Native code from the cache loads in milliseconds, and without LLVM: no
@@ -548,6 +559,31 @@ class Runtime:
                     row["file"] = row["file"][len(prefix) :]
                 row["reason"] = row["reason"].replace(prefix, "")
         return rows
+
+
+class DeferredSignals:
+    """While the hook works on the program's thread (deciding, importing the compiler,
+    compiling): the signals the program handles in Python stay pending, and their
+    handlers run as it ends. A handler's exception raised in the middle of an import
+    left the compiler's modules half made, and one raised in the middle of a decision
+    was taken for an internal error. (Blocked for this thread only: with other threads,
+    a handler may still run meanwhile, and `frames.raised_by_program` tells its
+    exception from an internal error.)"""
+
+    def __enter__(self) -> None:
+        import signal
+
+        self.mask = None
+        if hasattr(signal, "pthread_sigmask"):
+            handled = {n for n in signal.valid_signals() if callable(signal.getsignal(n))}
+            if handled:
+                self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.mask is not None:
+            import signal
+
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
 
 
 def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, ...]) -> bool:

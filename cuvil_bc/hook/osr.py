@@ -39,11 +39,12 @@ traceback reads as CPython's.
 
 from __future__ import annotations
 
+import sys
 import time
 import types
 from typing import Any
 
-from ..frames import OWN_CODE, hidden_frames, strip_own_frames
+from ..frames import OWN_CODE, hidden_frames, program_part, raised_by_program
 from ..typing.arguments import may_compile
 
 #: Loop ticks between an exit's first ask and its second, over which a tick's time is measured.
@@ -62,8 +63,9 @@ class Entry:
     """The compiled rest of a function from one loop jump, for one set of bound local
     names, stack kinds and argument types."""
 
-    def __init__(self, dispatcher: Any, names: tuple[str, ...], kinds: tuple[str, ...], key: tuple[object, ...]) -> None:
+    def __init__(self, dispatcher: Any, namespace: dict[str, Any], names: tuple[str, ...], kinds: tuple[str, ...], key: tuple[object, ...]) -> None:
         self.dispatcher = dispatcher
+        self.namespace = namespace  # the globals it was compiled in (a frame of the same code may have others)
         self.names = names
         self.kinds = kinds
         self.key = key
@@ -115,9 +117,14 @@ def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
         unlink(key, frame)
         return None
     record.loop_counter.enter = False
+    from .hot import DeferredSignals
+
     try:
-        found = _entry(runtime, record, key, frame)
+        with DeferredSignals():  # (not while the entered code runs: it polls for them)
+            found = _entry(runtime, record, key, frame)
     except Exception as e:  # noqa: BLE001 (never break the program)
+        if raised_by_program(e):
+            raise  # (a signal handler's, say: the program's; `unlink` trims the traceback)
         if record.osr is not None:
             record.osr.refused.setdefault(key[0], f"internal error: {type(e).__name__}: {e}")
         runtime.warn(f"{record.info.module}.{record.info.qualname}: internal error in on-stack replacement: {type(e).__name__}: {e}")
@@ -138,8 +145,9 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     state = record.osr
     if state is None or runtime.closing or runtime.options.osr == "off" or observe.observed():
         return None
+    references = _references(key)  # (first: the slice below refers to them too)
     offset, stack = key[0], key[1:]
-    arguments = _arguments(frame, stack)
+    arguments = _arguments(frame, stack, references)
     if isinstance(arguments, str):
         state.refused.setdefault(offset, arguments)
         return None
@@ -148,7 +156,7 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     if entry is not None:
         from ..dispatcher import argument_key
 
-        if entry.names == names and entry.kinds == kinds and argument_key(args) == entry.key:
+        if frame.f_globals is entry.namespace and entry.names == names and entry.kinds == kinds and argument_key(args) == entry.key:
             return entry, args
         return None  # (another frame's types: it goes on interpreted)
     if offset in state.refused or state.compiling or len(state.entries) >= MAX_ENTRIES:
@@ -207,10 +215,24 @@ def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) 
     return max(left * tick_seconds, now - state.t0)
 
 
-def _arguments(frame: types.FrameType, stack: tuple[Any, ...]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str:
+def _references(key: tuple[Any, ...]) -> list[int]:
+    """The reference counts of an exit's stack values (`key[1:]`), as the gate gets
+    them: compared with `_ALONE`."""
+    return [sys.getrefcount(key[k]) for k in range(1, len(key))]
+
+
+#: What `_references` finds for an iterator that only the frame's stack (here a global)
+#: and the exit's key refer to.
+_PROBE = iter(range(0))
+_ALONE = _references((0, _PROBE))[0]
+
+
+def _arguments(frame: types.FrameType, stack: tuple[Any, ...], references: list[int]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str:
     """The entry's parameters from the frame: the bound locals' names, the stack
     values' kinds, the arguments, and the items each range iterator has left; or why
-    there is none."""
+    there is none. A range iterator is rebuilt from the range it has left, and the
+    frame's own never advances again: one that something else refers to too (``for i
+    in IT`` over a global) must not be entered."""
     from ..decode.counting import RANGE, VALUE
 
     code = frame.f_code
@@ -222,8 +244,10 @@ def _arguments(frame: types.FrameType, stack: tuple[Any, ...]) -> tuple[tuple[st
         return f"local {bad[0]} of type {type(f_locals[bad[0]]).__name__}"
     kinds = []
     lengths = []
-    for value in stack:
+    for value, count in zip(stack, references):
         if type(value) is _RANGE_ITERATOR:
+            if count > _ALONE:
+                return "a loop over a range iterator that something else refers to"
             _, (rng,), index = value.__reduce__()
             rest = rng[index:] if index else rng
             kinds.append(RANGE)
@@ -233,7 +257,7 @@ def _arguments(frame: types.FrameType, stack: tuple[Any, ...]) -> tuple[tuple[st
             kinds.append(VALUE)
             args.append(value)
         else:
-            return f"a loop over a {type(value).__name__}"
+            return f"a loop over a value of type {type(value).__name__}"
     return names, tuple(kinds), tuple(args), tuple(lengths)
 
 
@@ -311,7 +335,7 @@ def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
         if dispatcher._compile_for(key, plan.args) is None:
             state.refused[plan.offset] = dispatcher.failure(key) or "not compilable for these locals"
             return
-        state.entries[plan.offset] = Entry(dispatcher, plan.names, plan.kinds, key)
+        state.entries[plan.offset] = Entry(dispatcher, plan.namespace, plan.names, plan.kinds, key)
         record.loop_counter.enter = True
     finally:
         state.compiling = False
@@ -320,18 +344,18 @@ def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
 
 def unlink(e: BaseException, frame: types.FrameType) -> None:
     """Called by an exit's handler in `frame` with the exception leaving it: take out
-    the frame's own entry (at the loop's jump) and our frames after it, when what
-    follows is a frame of the same function (its interpreted rest, at the line that
-    raised); otherwise (an exception before any of the function ran again: a signal
-    handler's) only our frames."""
+    the frame's own entry (at the loop's jump) and the frames of cuvil_bc (and of the
+    libraries it ran) after it, when what follows is a frame of the same function
+    (its interpreted rest, at the line that raised); otherwise (an exception from a
+    signal handler that ran while the gate worked) only those frames: the frame shows
+    at its loop's jump, then the handler, as in CPython."""
     tb = e.__traceback__
     if tb is None or tb.tb_frame is not frame:
         return
-    e.__traceback__ = tb.tb_next
-    strip_own_frames(e)
-    rest = e.__traceback__
+    rest = program_part(tb.tb_next)
     code = frame.f_code
     if rest is not None and (rest.tb_frame.f_code.co_qualname, rest.tb_frame.f_code.co_filename) == (code.co_qualname, code.co_filename):
+        e.__traceback__ = rest
         return
     e.__traceback__ = types.TracebackType(rest, frame, tb.tb_lasti, tb.tb_lineno)
 

@@ -4,6 +4,7 @@ everything it prints with plain CPython's)."""
 
 import sys
 import traceback
+import types
 
 import numpy as np
 
@@ -71,6 +72,44 @@ def keeps(n):
     return found
 
 
+SHARED = iter(range(3 * N))
+
+
+def shared(n):
+    # The loop's iterator is a global's too: it must advance as CPython's does.
+    s = 0
+    for i in SHARED:
+        s += i
+        if i == n:
+            break
+    return s
+
+
+K = 1
+
+
+def scaled(n, again):
+    # A function made from the same code with other globals (`other`) runs the loop
+    # too, while this frame's entry is being compiled: each its own K.
+    s = 0
+    for i in range(n):
+        s += K
+        if i == n // 2 and again:
+            s += other(n, 0)
+    return s
+
+
+other = types.FunctionType(scaled.__code__, {"K": 1000, "__builtins__": __builtins__})
+other.__globals__["other"] = other
+
+
+def deopts(n):
+    s = 0
+    for i in range(n):
+        s += 1 // (n - 15000 - i)
+    return s
+
+
 def traced(n):
     t = 0
     for i in range(n):
@@ -89,6 +128,13 @@ except ZeroDivisionError:
 a = np.zeros(N)
 print(fills(a, N - 4), a[:3], a[-3:])
 print(keeps(N))
+print(shared(N), next(SHARED))
+print(scaled(N, 1))
+try:
+    deopts(N)
+except ZeroDivisionError as e:
+    frame = e.__traceback__.tb_next.tb_frame  # the frame that raised: its locals as written
+    print(frame.f_code.co_name, sorted(frame.f_locals))
 lines = []
 sys.settrace(lambda frame, event, arg: lines.append(event) or None)
 print(traced(N))
