@@ -73,11 +73,27 @@ def program_part(tb: types.TracebackType | None) -> types.TracebackType | None:
 
 
 def raised_by_program(e: BaseException) -> bool:
-    """Whether `e`, caught around cuvil_bc's own work (deciding, compiling), came from
-    the program's code that ran meanwhile: a signal handler, a ``__del__``, a weakref
-    callback. That work calls none of the program's code itself, so such an exception
-    is the program's to see, not an internal error."""
-    return program_part(e.__traceback__) is not None
+    """Whether `e`, caught around cuvil_bc's own work (deciding, compiling), was raised
+    by one of the program's signal handlers that ran meanwhile: a frame of its
+    traceback runs a handler that is installed. Such an exception is the program's to
+    see, not an internal error."""
+    import signal
+
+    handlers = set()
+    for n in signal.valid_signals():
+        try:
+            handler = signal.getsignal(n)
+        except (OSError, ValueError):
+            continue
+        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
+        if code is not None:
+            handlers.add(code)
+    tb = e.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code in handlers:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def unlink_own() -> None:

@@ -579,3 +579,48 @@ def test_a_rebound_library_function_is_what_it_is_bound_to(setup: str, call: str
     done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == [expected, expected, "['(float)']"], done.stdout
+
+
+def test_a_signal_handlers_exception_during_a_compile_is_the_programs() -> None:
+    # Found attacking on-stack replacement: an exception raised by the program's
+    # signal handler while the dispatcher compiled (on the first call) was taken for
+    # an internal compiler error: swallowed with a warning, the function given up for
+    # good, the loop run interpreted to its end. It propagates now, and the next call
+    # compiles again.
+    import signal
+    import warnings
+
+    class Alarm(Exception):
+        pass
+
+    def handler(signum, frame):  # type: ignore[no-untyped-def]
+        raise Alarm("boom")
+
+    def spin(n):  # type: ignore[no-untyped-def]
+        s = 0
+        for i in range(n):
+            s = (s + i * 7) % 1000003
+        return s
+
+    import os
+
+    from cuvil_bc.dispatcher import Dispatcher
+
+    fn = cuvil_bc.compile(spin, cache=False)
+    previous = signal.signal(signal.SIGALRM, handler)
+    load = Dispatcher._load_or_compile
+    try:
+        with warnings.catch_warnings(), pytest.MonkeyPatch.context() as patch:
+            warnings.simplefilter("error")  # (an internal-error warning would be one)
+
+            def signalled(self, argtypes):  # type: ignore[no-untyped-def]
+                os.kill(os.getpid(), signal.SIGALRM)  # (its handler runs in the compile)
+                return load(self, argtypes)
+
+            patch.setattr(Dispatcher, "_load_or_compile", signalled)
+            with pytest.raises(Alarm):
+                fn(10**6)
+    finally:
+        signal.signal(signal.SIGALRM, previous)
+    assert fn(1000) == spin(1000)
+    assert fn.stats["native_calls"] >= 1  # compiled at the next call, not given up

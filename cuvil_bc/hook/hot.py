@@ -301,6 +301,8 @@ class Runtime:
         code raised meanwhile (a signal handler), is the program's: it propagates from
         the tick. Anything else is an internal error, which never disturbs the program."""
         try:
+            from .signals import DeferredSignals
+
             with DeferredSignals():
                 self.on_hot(record, sys._getframe(1), by_call)
         except Exception as e:  # noqa: BLE001
@@ -559,31 +561,6 @@ class Runtime:
                     row["file"] = row["file"][len(prefix) :]
                 row["reason"] = row["reason"].replace(prefix, "")
         return rows
-
-
-class DeferredSignals:
-    """While the hook works on the program's thread (deciding, importing the compiler,
-    compiling): the signals the program handles in Python stay pending, and their
-    handlers run as it ends. A handler's exception raised in the middle of an import
-    left the compiler's modules half made, and one raised in the middle of a decision
-    was taken for an internal error. (Blocked for this thread only: with other threads,
-    a handler may still run meanwhile, and `frames.raised_by_program` tells its
-    exception from an internal error.)"""
-
-    def __enter__(self) -> None:
-        import signal
-
-        self.mask = None
-        if hasattr(signal, "pthread_sigmask"):
-            handled = {n for n in signal.valid_signals() if callable(signal.getsignal(n))}
-            if handled:
-                self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
-
-    def __exit__(self, *exc: object) -> None:
-        if self.mask is not None:
-            import signal
-
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
 
 
 def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, ...]) -> bool:

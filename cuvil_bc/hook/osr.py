@@ -117,7 +117,7 @@ def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
         unlink(key, frame)
         return None
     record.loop_counter.enter = False
-    from .hot import DeferredSignals
+    from .signals import DeferredSignals
 
     try:
         with DeferredSignals():  # (not while the entered code runs: it polls for them)

@@ -1,0 +1,28 @@
+"""The program's signals while the hook works on its thread."""
+
+from __future__ import annotations
+
+
+class DeferredSignals:
+    """While the hook works on the program's thread (deciding, importing the compiler,
+    compiling): the signals the program handles in Python stay pending, and their
+    handlers run as it ends. A handler's exception raised in the middle of an import
+    left the compiler's modules half made, and one raised in the middle of a decision
+    was taken for an internal error. (Blocked for this thread only: with other threads,
+    a handler may still run meanwhile, and `frames.raised_by_program` tells its
+    exception from an internal error.)"""
+
+    def __enter__(self) -> None:
+        import signal
+
+        self.mask = None
+        if hasattr(signal, "pthread_sigmask"):
+            handled = {n for n in signal.valid_signals() if callable(signal.getsignal(n))}
+            if handled:
+                self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.mask is not None:
+            import signal
+
+            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
