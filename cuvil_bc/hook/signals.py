@@ -17,7 +17,9 @@ class DeferredSignals:
 
         self.mask = None
         if hasattr(signal, "pthread_sigmask"):
-            handled = {n for n in signal.valid_signals() if callable(signal.getsignal(n))}
+            # (Ctrl-C's KeyboardInterrupt is not deferred: it is a BaseException, which
+            # the hook never takes for an internal error, and it stops the work at once.)
+            handled = {n for n in signal.valid_signals() if callable(h := signal.getsignal(n)) and h is not signal.default_int_handler}
             if handled:
                 self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
 
