@@ -25,7 +25,7 @@ from typing import Any, Callable
 from . import artifacts, observe, resume
 from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
-from .frames import OWN_CODE, hidden_frames, program_part, raised_by_program
+from .frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
 from .compiler import COMPILER, Specialization
 from .errors import VARIADIC, CompileError
 from .typing.arguments import refusal
@@ -506,7 +506,7 @@ class Dispatcher:
                 if raised_by_program(e):
                     # The program's own code raised it while we compiled (a signal
                     # handler): it is the program's, and the next call compiles again.
-                    e.__traceback__ = program_part(e.__traceback__)
+                    e.__traceback__ = handler_part(e.__traceback__)
                     raise
                 error = self._fail(key, f"internal compiler error: {type(e).__name__}: {e}")
                 if self.strict:

@@ -40,46 +40,11 @@ def strip_own_frames(e: BaseException) -> None:
     e.__traceback__ = tb
 
 
-def _library_dirs() -> tuple[str, ...]:
-    import os
-
-    own = os.path.dirname(os.path.abspath(__file__))
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    return (os.path.join(own, ""), *(os.path.join(p, "") for p in prefixes))
-
-
-def program_frame(frame: types.FrameType) -> bool:
-    """Whether `frame` runs the program's code, not cuvil_bc's, the standard library's
-    or an installed package's (a file under the interpreter's prefixes). Code made at
-    run time (``<string>``, a frozen module's) is judged by its module's file."""
-    code = frame.f_code
-    name = code.co_filename
-    if name == OWN_FILENAME or code in OWN_CODE:
-        return False
-    if name.startswith("<"):
-        name = frame.f_globals.get("__file__") or ""
-        if not name:
-            return not frame.f_globals.get("__name__", "").startswith(("cuvil_bc", "importlib", "_frozen"))
-    import os
-
-    return not os.path.abspath(name).startswith(_library_dirs())
-
-
-def program_part(tb: types.TracebackType | None) -> types.TracebackType | None:
-    """The part of a traceback from its first entry of the program's code on."""
-    while tb is not None and not program_frame(tb.tb_frame):
-        tb = tb.tb_next
-    return tb
-
-
-def raised_by_program(e: BaseException) -> bool:
-    """Whether `e`, caught around cuvil_bc's own work (deciding, compiling), was raised
-    by one of the program's signal handlers that ran meanwhile: a frame of its
-    traceback runs a handler that is installed. Such an exception is the program's to
-    see, not an internal error."""
+def _handler_code() -> set[types.CodeType]:
+    """The code of the Python signal handlers installed now."""
     import signal
 
-    handlers = set()
+    codes = set()
     for n in signal.valid_signals():
         try:
             handler = signal.getsignal(n)
@@ -87,13 +52,25 @@ def raised_by_program(e: BaseException) -> bool:
             continue
         code = getattr(getattr(handler, "__func__", handler), "__code__", None)
         if code is not None:
-            handlers.add(code)
-    tb = e.__traceback__
-    while tb is not None:
-        if tb.tb_frame.f_code in handlers:
-            return True
+            codes.add(code)
+    return codes
+
+
+def handler_part(tb: types.TracebackType | None) -> types.TracebackType | None:
+    """The part of a traceback from its first entry that runs an installed signal
+    handler on (None: no handler's)."""
+    handlers = _handler_code()
+    while tb is not None and tb.tb_frame.f_code not in handlers:
         tb = tb.tb_next
-    return False
+    return tb
+
+
+def raised_by_program(e: BaseException) -> bool:
+    """Whether `e`, caught around cuvil_bc's own work (deciding, compiling), was raised
+    by one of the program's signal handlers that ran meanwhile. That work calls none
+    of the program's code, so such an exception is the program's to see, not an
+    internal error."""
+    return handler_part(e.__traceback__) is not None
 
 
 def unlink_own() -> None:

@@ -306,10 +306,10 @@ class Runtime:
             with DeferredSignals():
                 self.on_hot(record, sys._getframe(1), by_call)
         except Exception as e:  # noqa: BLE001
-            from ..frames import program_part, raised_by_program
+            from ..frames import handler_part, raised_by_program
 
             if raised_by_program(e):  # (a signal handler's, while the hook worked: the program's)
-                e.__traceback__ = program_part(e.__traceback__)
+                e.__traceback__ = handler_part(e.__traceback__)
                 raise
             self.fail(record, f"internal error: {type(e).__name__}: {e}")
 

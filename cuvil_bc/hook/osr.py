@@ -44,7 +44,7 @@ import time
 import types
 from typing import Any
 
-from ..frames import OWN_CODE, hidden_frames, program_part, raised_by_program
+from ..frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
 from ..typing.arguments import may_compile
 
 #: Loop ticks between an exit's first ask and its second, over which a tick's time is measured.
@@ -343,21 +343,22 @@ def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
 
 
 def unlink(e: BaseException, frame: types.FrameType) -> None:
-    """Called by an exit's handler in `frame` with the exception leaving it: take out
-    the frame's own entry (at the loop's jump) and the frames of cuvil_bc (and of the
-    libraries it ran) after it, when what follows is a frame of the same function
-    (its interpreted rest, at the line that raised); otherwise (an exception from a
-    signal handler that ran while the gate worked) only those frames: the frame shows
-    at its loop's jump, then the handler, as in CPython."""
+    """Called by an exit's handler in `frame` with the exception leaving it. Where a
+    frame of the same function follows (the interpreted rest, at the line that
+    raised), the traceback goes on from there: the frame's own entry (at the loop's
+    jump) and ours in between go. Otherwise the frame's entry stays, followed by the
+    signal handler that raised while the gate worked, if any, as in CPython."""
     tb = e.__traceback__
     if tb is None or tb.tb_frame is not frame:
         return
-    rest = program_part(tb.tb_next)
     code = frame.f_code
-    if rest is not None and (rest.tb_frame.f_code.co_qualname, rest.tb_frame.f_code.co_filename) == (code.co_qualname, code.co_filename):
+    rest = tb.tb_next
+    while rest is not None and (rest.tb_frame.f_code.co_qualname, rest.tb_frame.f_code.co_filename) != (code.co_qualname, code.co_filename):
+        rest = rest.tb_next
+    if rest is not None:
         e.__traceback__ = rest
         return
-    e.__traceback__ = types.TracebackType(rest, frame, tb.tb_lasti, tb.tb_lineno)
+    e.__traceback__ = types.TracebackType(handler_part(tb.tb_next), frame, tb.tb_lasti, tb.tb_lineno)
 
 
 def own_code(gate_type: type) -> None:
