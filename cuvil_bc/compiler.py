@@ -18,11 +18,11 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
-from . import cancel, pipeline
+from . import cancel, originals, pipeline
 from .stages import stage
 from .errors import CompileError, Unsupported
 from .ir import format_function
-from .opt.specialize import Guard
+from .guards import Guard
 from .pipeline import Work
 from .typing.infer import infer
 from .typing.models import model
@@ -123,10 +123,9 @@ class Compiler:
         self.no_speculation: weakref.WeakSet[pytypes.FunctionType] = weakref.WeakSet()
         #: Per function and argument types, the assumptions to compile it without.
         self.dropped: weakref.WeakKeyDictionary[pytypes.FunctionType, dict[tuple[Type, ...], frozenset[str]]] = weakref.WeakKeyDictionary()
-        #: What to compile for a function that compiled code calls: the import hook,
-        #: which replaces the code of the functions it makes native, hands in its
-        #: registry here (hook/originals.py); by default the function itself.
-        self.original: Callable[[object], object] = lambda value: value
+        #: What to compile for a function that compiled code calls: the copy of a
+        #: function whose code the import hook replaced (originals.py), else itself.
+        self.original: Callable[[object], object] = originals.original
         #: The module names given out (`compile`): each module's symbols are its own.
         self.names: set[str] = set()
 

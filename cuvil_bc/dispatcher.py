@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import inspect
 import os
 import sys
 import threading
@@ -20,21 +19,40 @@ import time
 import types as pytypes
 import weakref
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
-from . import artifacts, observe, resume
+from . import artifacts, observe, originals, resume
 from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
 from .frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
-from .compiler import COMPILER, Specialization
 from .errors import VARIADIC, CompileError
 from .typing.arguments import refusal
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 from .warn import internal_warning
 
+if TYPE_CHECKING:
+    from .compiler import Compiler, Specialization
+
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}
 _PYTHON_TYPE: dict[Type, type] = {t: k for k, t in _SCALARS.items()}
 _COMPILABLE = (TupleType, type(INT), ArrayType, NpScalar)
+
+
+def _compiler() -> "Compiler":
+    """The compiler, imported when first needed: a function whose native code comes
+    from the cache (artifacts/) runs without it, and its front end, type inference
+    and LLVM bindings are ~50 ms of imports."""
+    from .compiler import COMPILER
+
+    return COMPILER
+
+
+def _settings(pyfunc: pytypes.FunctionType, argtypes: tuple[Type, ...]) -> tuple[frozenset[str], bool]:
+    """How `pyfunc` compiles for `argtypes` now (part of its artifact's key). Only the
+    compiler records dropped assumptions and failed speculation (after deopts, from
+    `_compiler()`): where it is not loaded, there are none."""
+    compiler = getattr(sys.modules.get(f"{__package__}.compiler"), "COMPILER", None)
+    return compiler.settings(pyfunc, argtypes) if compiler is not None else (frozenset(), True)
 
 
 class _Native:
@@ -100,7 +118,7 @@ class Dispatcher:
         self.py_func = pyfunc
         self.strict = strict
         self.cache = cache  # use the native-code cache (artifacts/), unless it is off
-        self.__signature__ = inspect.signature(pyfunc)
+        self._signature: Any = None  # (`__signature__`)
         self._defaults = pyfunc.__defaults__  # what __signature__ and the fast path bind
         self._nparams = pyfunc.__code__.co_argcount
         self._simple = not (pyfunc.__code__.co_flags & 0x0C) and pyfunc.__code__.co_kwonlyargcount == 0
@@ -154,6 +172,17 @@ class Dispatcher:
             out["interpreted_calls"] += self._known.ticks + self._sampler.skipped
         return out
 
+    @property
+    def __signature__(self) -> Any:
+        """The function's signature (`inspect.signature`), made when first asked for:
+        importing `inspect` costs ~10 ms, and a function loaded from the native-code
+        cache is otherwise callable in a few."""
+        if self._signature is None:
+            import inspect
+
+            self._signature = inspect.signature(self.py_func)
+        return self._signature
+
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         return self._call_generic(args, kwargs)
 
@@ -168,7 +197,7 @@ class Dispatcher:
         if self.py_func.__defaults__ is not self._defaults:
             # Someone assigned new defaults: bind with them, as CPython would.
             self._defaults = self.py_func.__defaults__
-            self.__signature__ = inspect.signature(self.py_func)
+            self._signature = None
             self._regenerate()
         if observe.observed():
             return self._interpret(args, kwargs, here)  # a tool sees every line (observe.py)
@@ -287,7 +316,7 @@ class Dispatcher:
             self._last_deopt = f"speculated guard failed at line {line}; {how}, recompiling without speculation"
             self._counts["speculation_failures"] += 1
             for native in list(self._native.values()):
-                COMPILER.stop_speculating(native.spec)
+                _compiler().stop_speculating(native.spec)
             self._invalidate()
         elif not self.strict:
             self._adapt(args, line, kind)
@@ -319,7 +348,7 @@ class Dispatcher:
         with self._lock:
             if self._native.get(key) is not native:
                 return
-            COMPILER.drop(native.spec, assumption)
+            _compiler().drop(native.spec, assumption)
             self._last_deopt = f"recompiling without '{assumption}': it failed at line {line} on {count} calls"
             self._counts["native_calls"] += native.fast_calls()  # (its calls stay counted)
             del self._native[key]
@@ -346,7 +375,7 @@ class Dispatcher:
         fn.__kwdefaults__ = py.__kwdefaults__
         self._installed = fn.__code__
         functools.update_wrapper(fn, py)
-        fn.__signature__ = self.__signature__  # type: ignore[attr-defined]
+        # (`inspect.signature(fn)` follows its `__wrapped__`, the original)
         for name in ("py_func", "explain", "inspect_ir", "inspect_llvm", "inspect_asm"):
             setattr(fn, name, getattr(self, name))
         fn.stats = _LiveStats(self)  # type: ignore[attr-defined]
@@ -387,7 +416,7 @@ class Dispatcher:
             if self._entry is None:
                 from .counters import Entry, Known, Sampler
                 from .fastpath import SAMPLE_CAP
-                from .opt.specialize import MISSING as ABSENT
+                from .guards import MISSING as ABSENT
 
                 from .abi import FALL, Unfinished
 
@@ -525,18 +554,18 @@ class Dispatcher:
         has one for it (artifacts/), else compiled and stored there."""
         key, drops = None, frozenset[str]()
         if self.cache:
-            drops, speculates = COMPILER.settings(self.py_func, argtypes)
+            drops, speculates = _settings(self.py_func, argtypes)
             key = artifacts.key(self.py_func, argtypes, drops, speculates)
         if key is not None:
-            found = artifacts.find(self.py_func, argtypes, key, COMPILER.original)
+            found = artifacts.find(self.py_func, argtypes, key, originals.original)
             if found is not None:
                 self._counts["cache_loads"] += 1
                 return found
         name = f"cb.{self.py_func.__qualname__}.{key.hex()[:16]}" if key is not None else None
-        spec = COMPILER.compile(self.py_func, argtypes, name)
+        spec = _compiler().compile(self.py_func, argtypes, name)
         self._counts["compiles"] += 1
         if key is not None:
-            artifacts.store(spec, key, drops, COMPILER.original)
+            artifacts.store(spec, key, drops, originals.original)
         return spec
 
     def _invalidate(self) -> None:

@@ -29,7 +29,7 @@ from .ir.pipeline import optimize
 from .typing.types import BOTTOM, Type
 
 if TYPE_CHECKING:
-    from .opt.specialize import Guard
+    from .guards import Guard
 
 
 @dataclass(eq=False)
@@ -104,7 +104,8 @@ def _clean(w: Work, d: Driver) -> None:
 def _specialize(w: Work, d: Driver) -> None:
     """Globals become constants (with the guards that keep them true), calls of known
     functions are bound to their parameters."""
-    from .opt.specialize import bind_calls, function_guards, resolve_globals
+    from .guards import function_guards
+    from .opt.specialize import bind_calls, resolve_globals
 
     assert w.fn is not None
     w.guards = function_guards(w.pyfunc) + resolve_globals(w.fn, w.pyfunc, d.original)

@@ -25,7 +25,7 @@ import types as pytypes
 from typing import Any, Callable
 
 from ..lower.points import ResumeInfo, Slot, new_number
-from ..opt.specialize import Guard
+from ..guards import Guard
 from ..typing.types import Type, format_signature, parse_type
 from . import describe
 from .encoding import Malformed, decode, encode

@@ -2,7 +2,7 @@
 descriptions are checked in another process.
 
 Compiled code depends on objects of the process that compiled it: the guards
-(`opt.specialize.Guard`: ``namespace[name] is expected``) say which, and a resume point
+(`guards.Guard`: ``namespace[name] is expected``) say which, and a resume point
 may rebuild a constant. A guard cannot be stored as it is (its namespace and value are
 live objects), so an artifact stores, for each:
 
@@ -31,7 +31,7 @@ import types as pytypes
 from typing import Any, Callable
 
 from ..decode.counting import without_counters
-from ..opt.specialize import MISSING, Guard, builtins_dict, compiled_as
+from ..guards import MISSING, Guard, builtins_dict, compiled_as
 from .encoding import encode
 
 Original = Callable[[object], object]

@@ -342,6 +342,12 @@ class Runtime:
         if len(args) != len(names):  # type: ignore[arg-type]
             args = None  # a parameter was deleted: compile lazily, on the next call
         refused = arguments.refused(args) if args is not None else ""
+        if not refused and self.options.cache and args is not None and _in_cache(code, frame.f_globals, args):
+            # Native code from the cache loads in milliseconds, without the compiler:
+            # no reason to wait for the worker, or to load the front end (~50 ms) to
+            # ask whether it compiles (it did).
+            self.compile(record, code, args)
+            return
         if not refused:
             # Only now the front end, then type inference for these arguments: most
             # counted functions never get this far, and one that cannot compile is
@@ -356,9 +362,7 @@ class Runtime:
                 if raised_by_program(e):
                     raise  # (a signal handler's: `_trigger` passes it on)
                 refused = f"internal error in the front end: {type(e).__name__}: {e}"
-        if self.options.sync or refused or (self.options.cache and args is not None and _in_cache(code, frame.f_globals, args)):
-            # (Native code from the cache loads in milliseconds, and without LLVM: no
-            # reason to wait for the worker, or to load the compiler for it.)
+        if self.options.sync or refused:
             # (Giving up is quick, and takes as long in the worker, which holds the
             # GIL for it too: done here, the counters go at once.)
             self.compile(record, code, args, refused)
@@ -488,11 +492,9 @@ class Runtime:
             dispatcher.function, copy, functools.partial(self.sampled, record, call, tramp, dispatcher), lambda: dispatcher.reruns
         )
         record.samplers.append(sampler)
-        from ..compiler import COMPILER
-        from . import originals
+        from .. import originals
 
-        originals.register(tramp, copy)
-        COMPILER.original = originals.original  # code that calls `func` compiles `copy`
+        originals.register(tramp, copy)  # code that calls `func` compiles `copy`
         record.dispatchers.append(dispatcher)
         with self.lock:
             record.swapped += [(ref(func), plain, tramp) for func in functions]

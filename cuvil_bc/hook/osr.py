@@ -317,9 +317,7 @@ def _cached(plan: _Plan) -> bool:
 def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
     """Compile (or load) the entry of `plan`; once it is ready, the next exit of the
     function's loops asks the gate again."""
-    from ..compiler import COMPILER
     from ..dispatcher import Dispatcher, argument_key
-    from . import originals
 
     state = record.osr
     started = time.perf_counter()
@@ -329,7 +327,6 @@ def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
         except ValueError as e:  # (a stack that the entry cannot rebuild)
             state.refused[plan.offset] = str(e)
             return
-        COMPILER.original = originals.original  # code that calls a hooked function compiles its copy
         dispatcher = Dispatcher(fn, cache=runtime.options.cache)
         key = argument_key(plan.args)
         if dispatcher._compile_for(key, plan.args) is None:

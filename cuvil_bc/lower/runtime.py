@@ -108,16 +108,19 @@ def watch_signals() -> None:
     KeyboardInterrupt, a SIGTERM or SIGALRM handler): the runtime's counting handler
     runs before CPython's for each of them (`cb_watch_signal`), and again after the
     program sets a handler, since CPython then puts its own back in front."""
-    import signal
+    # The C module `signal` wraps: its `signal.signal` calls `_signal.signal` by name,
+    # so one wrapper here sees both, and loading a cached function does not pay for
+    # importing `signal` (its enums take a millisecond).
+    import _signal
 
-    for sig in signal.valid_signals():
+    for sig in _signal.valid_signals():
         try:
-            handler = signal.getsignal(sig)
+            handler = _signal.getsignal(sig)
         except (OSError, ValueError):
             continue
         if callable(handler):
             lib.cb_watch_signal(int(sig))
-    original = signal.signal
+    original = _signal.signal
     if getattr(original, "__cuvil_bc_wrapped__", False):
         return
 
@@ -130,4 +133,4 @@ def watch_signals() -> None:
     watched_signal.__doc__ = original.__doc__
     watched_signal.__wrapped__ = original  # type: ignore[attr-defined]
     watched_signal.__cuvil_bc_wrapped__ = True  # type: ignore[attr-defined]
-    signal.signal = watched_signal  # type: ignore[assignment]
+    _signal.signal = watched_signal  # type: ignore[assignment]

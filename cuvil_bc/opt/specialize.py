@@ -11,62 +11,17 @@
 
 from __future__ import annotations
 
-import builtins
 import inspect
 import sys
 import types as pytypes
-from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
+from ..guards import MISSING, Guard, builtins_dict, compiled_as
 from ..ir import ops as O
 from ..ir.function import Function
 from ..typing.primitives import creator_name
 from ..typing.primitives import CONSTANT_MODULES
-
-MISSING = object()
-
-
-@dataclass(frozen=True, eq=False)
-class Guard:
-    """``namespace[name] is expected`` (or, for attributes, ``getattr(obj, name) is expected``)."""
-
-    namespace: object
-    name: str
-    expected: object
-    is_attr: bool = False
-
-    def holds(self) -> bool:
-        if self.is_attr:
-            return getattr(self.namespace, self.name, MISSING) is self.expected
-        return self.namespace.get(self.name, MISSING) is self.expected  # type: ignore[attr-defined]
-
-
-def builtins_dict(pyfunc: pytypes.FunctionType) -> dict[str, object]:
-    b = pyfunc.__builtins__ if hasattr(pyfunc, "__builtins__") else builtins.__dict__
-    return b if isinstance(b, dict) else b.__dict__  # type: ignore[return-value]
-
-
-def function_guards(pyfunc: pytypes.FunctionType) -> list[Guard]:
-    """Guards that the function object itself still has the code that was compiled."""
-    return [
-        Guard(pyfunc, "__code__", pyfunc.__code__, True),
-        Guard(pyfunc, "__defaults__", pyfunc.__defaults__, True),
-        Guard(pyfunc, "__kwdefaults__", pyfunc.__kwdefaults__, True),
-    ]
-
-
-def compiled_as(value: object, original: Callable[[object], object]) -> object:
-    """What compiled code calls for `value`, a global's value: a function that
-    cuvil_bc.compile returned is compiled as the original while it has the code its
-    dispatcher gave it, and so is one whose code the import hook replaced
-    (`original`, its registry)."""
-    dispatcher = getattr(value, "dispatcher", None)
-    if isinstance(value, pytypes.FunctionType) and dispatcher is not None and value.__code__ is getattr(dispatcher, "installed_code", None):
-        value = dispatcher.py_func
-    # (a compiled function whose code someone replaced, as hot-reload tools do, runs
-    # that code: it is compiled as it is)
-    return original(value)
 
 
 def resolve_globals(fn: Function, pyfunc: pytypes.FunctionType, original: Callable[[object], object] = lambda value: value) -> list[Guard]:

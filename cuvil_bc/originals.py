@@ -3,8 +3,9 @@
 When the hook makes a function native, its ``__code__`` becomes a trampoline into a
 dispatcher over a copy of the function. Compiled code that calls the function (found
 through a module global) must compile the copy, which has the real code; this registry
-maps the trampoline to it. The hook hands `original` to the compiler
-(`Compiler.original`): the compiler does not import the hook.
+maps the trampoline to it. The hook fills it; the compiler and the native-code cache
+read it (`Compiler.original`), without importing the hook. In a process without the
+hook it is empty, and every function stands for itself.
 """
 
 from __future__ import annotations
