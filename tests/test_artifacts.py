@@ -501,6 +501,13 @@ HOOKED_LIB = textwrap.dedent(
         for k in range(n):
             t += (x * k) % 1.7 - 0.85
         return t
+
+
+    def tail(n):
+        t = 0
+        for k in range(n):
+            t ^= k * 3
+        return t
     """
 )
 HOOKED_MAIN = textwrap.dedent(
@@ -561,6 +568,41 @@ def test_ahead_of_time_artifacts_let_a_program_run_without_llvm(tmp_path: Path) 
     # loaded at once, and LLVM is not loaded for the worker.
     background, err = _hooked(project, _env(cache), sync=False)
     assert background == plain and err.strip().splitlines()[-1] == "False"
+
+
+WARM_MAIN = textwrap.dedent(
+    """
+    import json, sys
+    import pkglib.work as work
+
+    out = [round(work.wave(k / 7.0, 300), 9) for k in range(3000)]
+    out += [work.tail(600) for _ in range(5)]  # hot in its 4th call: compiling as the program ends
+    print(json.dumps(out))
+    print(sorted(m for m in ("llvmlite", "bytecode", "cuvil_bc.compiler", "cuvil_bc.pipeline") if m in sys.modules), file=sys.stderr)
+    """
+)
+
+
+def test_a_warm_run_of_the_hook_loads_everything_without_the_compiler(tmp_path: Path) -> None:
+    # Compiling in the background, as users run it. The first run's exit waits for the
+    # compile it started last (its native code saved more time than that), so that the
+    # second run loads everything, and imports neither LLVM nor the compiler's front
+    # end (which, asked whether a hot function compiles, it used to import to learn
+    # what the artifact proves).
+    project = _hooked_project(tmp_path)
+    (project / "main.py").write_text(WARM_MAIN)
+    plain = subprocess.run([sys.executable, "main.py"], cwd=project, env=_env(None), capture_output=True, text=True, timeout=300).stdout
+    cache = tmp_path / "cache"
+    first, err = _hooked(project, _env(cache), sync=False)
+    assert first == plain
+    assert "'llvmlite'" in err.strip().splitlines()[-1]
+    report = tmp_path / "report.json"
+    again, err = _hooked(project, _env(cache, CUVIL_BC_REPORT=str(report)), sync=False)
+    assert again == plain
+    assert err.strip().splitlines()[-1] == "[]", err
+    rows = {r["qualname"]: r for r in json.loads(report.read_text())["functions"]}
+    assert rows["wave"]["status"] == rows["tail"]["status"] == "native", rows
+    assert rows["tail"]["calls_native"] > 0
 
 
 def test_ahead_of_time_artifacts_are_deterministic(tmp_path: Path) -> None:

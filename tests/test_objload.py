@@ -162,3 +162,12 @@ def test_pages_that_cannot_be_made_executable_go_to_mcjit(monkeypatch: pytest.Mo
         objload.load(_object(MODULE), _resolve)
     f = compile_source("def f(x):\n    return x * 7 - 2\n")
     check(f, 6)
+
+
+def test_the_loaders_memory_constants_are_the_systems() -> None:
+    # (written out rather than imported from `mmap`, which costs a cached function's
+    # first call a millisecond)
+    import mmap
+
+    assert (objload._PROT_READ, objload._PROT_WRITE, objload._PROT_EXEC) == (mmap.PROT_READ, mmap.PROT_WRITE, mmap.PROT_EXEC)
+    assert (objload._MAP_PRIVATE, objload._MAP_ANONYMOUS, objload._PAGE) == (mmap.MAP_PRIVATE, mmap.MAP_ANONYMOUS, mmap.PAGESIZE)

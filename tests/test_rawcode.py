@@ -279,3 +279,54 @@ def test_equal_functions_of_two_files_keep_their_own_file_behind_a_prefix() -> N
     assert codes[0] == codes[1]
     made = [trampoline(code, NativeCall(None)) for code in codes]
     assert [m.co_filename for m in made] == ["moda.py", "modb.py"]
+
+
+def _as_written(code: types.CodeType) -> list[tuple[object, ...]]:
+    """`code`'s instructions as dis reads them, with each jump's target as a distance."""
+    return [
+        (i.opname, i.argval - i.offset if i.opcode in dis.hasjrel or i.opcode in getattr(dis, "hasjump", ()) else i.argval, i.positions)
+        for i in dis.get_instructions(code)
+    ]
+
+
+def test_a_prefix_is_spliced_in_front_of_the_body_as_written_on_the_standard_library(monkeypatch: pytest.MonkeyPatch) -> None:
+    # with_prefix splices the prefix in place (rawcode.prefixed), without the bytecode
+    # library (~20 ms to import, milliseconds a function): the body must follow it
+    # instruction for instruction, with its positions, its names, constants and
+    # locals, and its jumps going as far.
+    from cuvil_bc.counters import NativeCall
+    from cuvil_bc.decode import counting
+    from cuvil_bc.decode.counting import trampoline
+
+    def assembled(*args: object) -> types.CodeType:
+        raise AssertionError("assembled by the bytecode library")
+
+    monkeypatch.setattr(counting, "_with_prefix_assembled", assembled)
+    # (not 3.11's comprehensions, whose parameter ``.0`` no prefix could name)
+    codes = [c for c in _stdlib_codes() if not c.co_flags & 0x3A0 and not c.co_cellvars and not c.co_freevars and ".0" not in c.co_varnames]
+    assert len(codes) > 500
+    for code in codes:
+        made = trampoline(code, NativeCall(None))
+        body, got = _as_written(code)[1:], _as_written(made)
+        assert got[0] == _as_written(code)[0], code.co_qualname  # (its RESUME, at the def)
+        assert any(got[k : k + len(body)] == body for k in range(1, len(got) - len(body) + 1)), code.co_qualname
+        assert made.co_varnames[: len(code.co_varnames)] == code.co_varnames, code.co_qualname
+
+
+def test_a_prefix_in_front_of_code_with_cells_is_assembled_by_the_bytecode_library() -> None:
+    # (its new local would move the cells' indices: rawcode.prefixed leaves it to the
+    # bytecode library; a parameter that is a cell, the dispatcher never prefixes)
+    from cuvil_bc.decode.counting import with_prefix
+
+    def outer(x, y=2):  # type: ignore[no-untyped-def]
+        z = x * y
+
+        def inner():  # type: ignore[no-untyped-def]
+            return z
+
+        return inner() + 1
+
+    seen: list[object] = []
+    source = "    __cb_r = __cb_seen.append(x)\n    del __cb_r\n"
+    made = types.FunctionType(with_prefix(outer.__code__, source, {"__cb_seen": seen}), globals(), "outer", (2,))
+    assert (made(5), made(1, 7), seen) == (11, 8, [5, 1])

@@ -350,14 +350,26 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
     profiler or a traceback through a call there shows)."""
     helpers = list(constants)
     nargs = code.co_argcount + code.co_kwonlyargcount + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)
-    template_source = f"def _t({', '.join([*code.co_varnames[:nargs], *helpers])}):\n{source}    {_BODY}\n"
+    # (the helpers, and so the template's own locals, numbered from 16 up: see rawcode.prefixed)
+    pads = [f"{_BODY}{k}" for k in range(nargs, 16)]
+    template_source = f"def _t({', '.join([*code.co_varnames[:nargs], *pads, *helpers])}):\n{source}    {_BODY}\n"
     ns: dict[str, Any] = {}
     exec(compile(template_source, "<cuvil_bc>", "exec"), ns)
-    import bytecode
-
     lines = template_source.splitlines()
     called = {n + 1 for n, text in enumerate(lines) if call_line and text.strip().startswith(call_line)}
-    template = list(bytecode.Bytecode.from_code(ns["_t"].__code__, conserve_exception_block_stackdepth=True))
+    try:
+        return rawcode.prefixed(code, ns["_t"].__code__, nargs, nargs + len(pads), list(constants.values()), _BODY, called, code.co_firstlineno + 1)
+    except rawcode.NotInPlace:
+        return _with_prefix_assembled(code, ns["_t"].__code__, constants, called)
+
+
+def _with_prefix_assembled(code: types.CodeType, template_code: types.CodeType, constants: dict[str, object], called: set[int]) -> types.CodeType:
+    """`with_prefix` through the bytecode library, for the code that `rawcode.prefixed`
+    cannot splice in place (a function with cells; thousands of constants). It costs
+    ~20 ms to import, and milliseconds a function to disassemble and reassemble."""
+    import bytecode
+
+    template = list(bytecode.Bytecode.from_code(template_code, conserve_exception_block_stackdepth=True))
     instrs = [(k, i) for k, i in enumerate(template) if isinstance(i, bytecode.Instr)]
     start = next(k for k, i in instrs if i.name == "RESUME") + 1
     # Where the prefix falls through (when every path of it returns, CPython dropped
@@ -390,7 +402,7 @@ def with_prefix(code: types.CodeType, source: str, constants: dict[str, object],
     abstract[:] = items[:resume] + prefix[:at] + items[resume:] + prefix[at + 1 :]
     # (the prefix starts and ends with an empty stack, before the body: each needs at
     # most what it needed alone, and each ``try`` block the depth it had)
-    made = _to_code(abstract, code, max(code.co_stacksize, ns["_t"].__code__.co_stacksize))
+    made = _to_code(abstract, code, max(code.co_stacksize, template_code.co_stacksize))
     # The constants go in last: the bytecode library compares constants with == to
     # share them, which for a module's globals (a guard's namespace) compares dicts.
     values = list(constants.values())

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import collections
 import opcode
+import sys
 import types
 
 EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
@@ -91,10 +92,13 @@ def encode(op: int, arg: int, prefixes: int = 0) -> bytes:
     return bytes(units) + bytes(2 * caches(op))
 
 
-class Insert(collections.namedtuple("Insert", "before units position targeted")):
+class Insert(collections.namedtuple("Insert", "before units position targeted handlers", defaults=((),))):
     """Units (bytes) to put before instruction `before` (an index into
-    `instructions`), all at `position`; jumps to that instruction land on them when
-    `targeted`, and skip them otherwise."""
+    `instructions`, or their number: at the end), all at `position` (or a list of
+    one position a unit); jumps to that instruction land on them when `targeted`, and
+    skip them otherwise. `handlers`: exception-table entries of the units' own (start,
+    end, handler, depth and lasti; units counted from the first inserted one). Jumps
+    among the units stay as they are: they move together."""
 
     __slots__ = ()
 
@@ -128,8 +132,9 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
             if n not in deleted:
                 at += 2 * (prefixes[n] + 1 + caches(i.op))
         end = at
+        at += sum(len(item.units) for item in before.get(len(ins), ()))
         for n in range(len(ins) - 1, -1, -1):  # a deleted instruction: its successor's landing
-            if n in deleted:
+            if n in deleted and not any(item.targeted for item in before.get(n, ())):
                 landing[n] = landing[n + 1] if n + 1 < len(ins) else end
         old_start = {i.start: n for n, i in enumerate(ins)}
 
@@ -159,10 +164,18 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
             break
     out = bytearray()
     new_positions: list[Position] = []
+    entries = [(moved(2 * b) // 2, moved(2 * e) // 2, moved(2 * h) // 2, dl) for b, e, h, dl in _entries(code.co_exceptiontable)]
+
+    def put(item: Insert) -> None:
+        unit = len(out) // 2
+        entries.extend((unit + b, unit + e, unit + h, dl) for b, e, h, dl in item.handlers)
+        out.extend(item.units)
+        n = len(item.units) // 2
+        new_positions.extend(item.position if isinstance(item.position, list) else [item.position] * n)
+
     for n, i in enumerate(ins):
         for item in before.get(n, ()):
-            out += item.units
-            new_positions += [item.position] * (len(item.units) // 2)
+            put(item)
         if n in deleted:
             continue
         unit = i.start // 2
@@ -173,12 +186,14 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
             opcode_unit = unit + i.prefixes
             new_positions += [positions[opcode_unit]] * prefixes[n] + positions[opcode_unit : unit + i.units]
         out += units
-    assert len(out) == end and len(new_positions) == end // 2
-    table = _exceptions(code.co_exceptiontable, lambda unit: moved(2 * unit) // 2)
+    assert len(out) == end
+    for item in before.get(len(ins), ()):
+        put(item)
+    assert len(out) == at and len(new_positions) == at // 2
     return code.replace(
         co_code=bytes(out),
         co_linetable=_locations(new_positions, code.co_firstlineno),
-        co_exceptiontable=table,
+        co_exceptiontable=_table(entries),
         **replace,  # type: ignore[arg-type]
     )
 
@@ -196,31 +211,134 @@ def appended(code: types.CodeType, raw: bytes, positions: list[Position], handle
 
 def covered(code: types.CodeType) -> set[int]:
     """The code units that an exception-table entry covers."""
-    units: set[int] = set()
-    it = iter(code.co_exceptiontable)
-    while True:
-        try:
-            begin, length, _, _ = [_read_be(it) for _ in range(4)]
-        except StopIteration:
-            return units
-        units.update(range(begin, begin + length))
+    return {unit for begin, end, _, _ in _entries(code.co_exceptiontable) for unit in range(begin, end)}
+
+
+# -- a prefix spliced into a function --------------------------------------------------
+
+_RESUME = opcode.opmap["RESUME"]
+_LOAD_CONST = opcode.opmap["LOAD_CONST"]
+_LOAD_GLOBAL = opcode.opmap["LOAD_GLOBAL"]
+_RETURNS = frozenset(opcode.opmap[n] for n in ("RETURN_VALUE", "RETURN_CONST") if n in opcode.opmap)
+#: 3.13's instructions on two locals, each index in four bits of the argument.
+_PAIRED = frozenset(opcode.opmap[n] for n in ("LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST") if n in opcode.opmap)
+_LOCAL = frozenset(opcode.haslocal) - _PAIRED
+_LOADS = frozenset(opcode.opmap[n] for n in ("LOAD_FAST", "LOAD_FAST_CHECK") if n in opcode.opmap)
+#: How far a name's index is shifted left in the argument (the low bits are flags).
+_NAME_SHIFT = {_LOAD_GLOBAL: 1, opcode.opmap.get("LOAD_SUPER_ATTR", -1): 2}
+if sys.version_info >= (3, 12):
+    _NAME_SHIFT[opcode.opmap["LOAD_ATTR"]] = 1
+
+
+class NotInPlace(Exception):
+    """A prefix that `prefixed` cannot splice without moving more than it can."""
+
+
+def prefixed(code: types.CodeType, template: types.CodeType, nparams: int, helpers: int, values: list[object], marker: str,
+             lines: set[int], line: int) -> types.CodeType:
+    """`code` with the statements of `template` before its body. `template` is a
+    function whose first `nparams` locals are `code`'s parameters; its locals from
+    `helpers` on, one for each of `values`, are read only, and become those
+    constants; the locals after them are its own, and become new locals of `code`
+    (CPython packs two locals into one instruction only where both are below 16: the
+    caller puts the helpers and its own above). Where `template` reads the global
+    `marker`, `code`'s body follows (the statement, and the return after it, go); a
+    template that never gets there has the body after its end. Its instructions have
+    no position, but those on `lines` (of the template), which are on `line` of `code`.
+
+    The template's instructions keep their sizes and order, so its jumps and
+    handlers stay as they are, and the body's too: it moves as one block.
+    `NotInPlace` for code with cells, or indices that outgrow their instruction."""
+    if code.co_cellvars or code.co_freevars or template.co_cellvars or template.co_freevars:
+        raise NotInPlace("cells")
+    body, own = instructions(code), instructions(template)
+    if body[0].op != _RESUME or own[0].op != _RESUME:
+        raise NotInPlace("instructions before RESUME")
+    varnames, consts, names = list(code.co_varnames), list(code.co_consts), list(code.co_names)
+    taken: dict[tuple[str, int], int] = {}
+
+    def local(index: int) -> int:
+        if index < nparams:
+            return index
+        if index < helpers + len(values):
+            raise NotInPlace("a helper written, or read in a pair")
+        if ("local", index) not in taken:
+            taken["local", index] = len(varnames)
+            varnames.append(template.co_varnames[index])
+        return taken["local", index]
+
+    def added(kind: str, index: int, table: list[object], value: object) -> int:
+        if (kind, index) not in taken:
+            taken[kind, index] = len(table)
+            table.append(value)
+        return taken[kind, index]
+
+    markers = [k for k, i in enumerate(own) if i.op == _LOAD_GLOBAL and template.co_names[i.arg >> 1] == marker]
+    if len(markers) > 1:
+        raise NotInPlace("the body reached two ways")
+    first = markers[0] if markers else len(own)
+    last = next((k for k in range(first, len(own)) if own[k].op in _RETURNS), len(own) - 1)
+    raw = bytearray(template.co_code)
+    template_positions = list(template.co_positions())
+    resume_position = list(code.co_positions())[body[0].start // 2]
+    positions: list[Position] = []
+    for k, i in enumerate(own):
+        op, arg = i.op, i.arg
+        if k == 0 or first <= k <= last:
+            pass  # (its RESUME stays; the marker's statement goes)
+        elif op in _LOADS and helpers <= arg < helpers + len(values):
+            op, arg = _LOAD_CONST, added("helper", arg, consts, values[arg - helpers])
+        elif op in _LOCAL:
+            arg = local(arg)
+        elif op in _PAIRED:
+            arg = (local(arg >> 4) << 4) | local(arg & 15)
+        elif op in opcode.hasconst:
+            arg = added("const", arg, consts, template.co_consts[arg])
+        elif op in opcode.hasname:
+            shift = _NAME_SHIFT.get(op, 0)
+            arg = (added("name", arg >> shift, names, template.co_names[arg >> shift]) << shift) | (arg & ((1 << shift) - 1))
+        elif op in opcode.hasfree:
+            raise NotInPlace("a cell")
+        units = encode(op, arg, i.prefixes)
+        if len(units) != 2 * i.units:
+            raise NotInPlace("an index that outgrows its instruction")
+        raw[i.start : i.start + len(units)] = units
+        on_line = template_positions[i.start // 2 + i.prefixes][0] in lines
+        positions += [resume_position if k == 0 else (line, line, None, None) if on_line else (None, None, None, None)] * i.units
+    start = body[1].start if len(body) > 1 else len(code.co_code)
+    body_positions = list(code.co_positions())[start // 2 :]
+    handlers = [(b - start // 2, e - start // 2, h - start // 2, dl) for b, e, h, dl in _entries(code.co_exceptiontable)]
+    shaped = template.replace(
+        co_code=bytes(raw), co_linetable=_locations(positions, code.co_firstlineno), co_firstlineno=code.co_firstlineno,
+        co_consts=tuple(consts), co_names=tuple(names), co_varnames=tuple(varnames), co_nlocals=len(varnames),
+        co_argcount=code.co_argcount, co_posonlyargcount=code.co_posonlyargcount, co_kwonlyargcount=code.co_kwonlyargcount,
+        co_flags=code.co_flags, co_name=code.co_name, co_qualname=code.co_qualname, co_filename=code.co_filename,
+    )
+    splice = Insert(first, code.co_code[start:], body_positions, True, handlers)
+    return relayout(shaped, [splice], set(range(first, last + 1)) if markers else set(),
+                    co_stacksize=max(code.co_stacksize, template.co_stacksize))
 
 
 # -- the exception table: (start, length, handler, depth and lasti), big-endian varints -----
 
 
-def _exceptions(table: bytes, moved: "object") -> bytes:
+def _entries(table: bytes) -> list[tuple[int, int, int, int]]:
+    """The entries of an exception table: (start, end, handler, depth and lasti), in units."""
     entries = []
     it = iter(table)
     while True:
         try:
-            fields = [_read_be(it) for _ in range(4)]
+            begin, length, handler, depth_lasti = [_read_be(it) for _ in range(4)]
         except StopIteration:
-            break
-        begin, length, handler, depth_lasti = fields
-        entries.append((moved(begin), moved(begin + length), moved(handler), depth_lasti))  # type: ignore[operator]
+            return entries
+        entries.append((begin, begin + length, handler, depth_lasti))
+
+
+def _table(entries: list[tuple[int, int, int, int]]) -> bytes:
+    """An exception table of `entries`, in the order of their starts (CPython's lookup
+    reads them in that order)."""
     out = bytearray()
-    for begin, finish, handler, depth_lasti in entries:
+    for begin, finish, handler, depth_lasti in sorted(entries):
         if finish <= begin:
             continue  # everything it covered was deleted
         out += _write_be(begin, mark=True) + _write_be(finish - begin) + _write_be(handler) + _write_be(depth_lasti)

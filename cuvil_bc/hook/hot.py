@@ -32,6 +32,7 @@ import functools
 import gc
 import os
 import sys
+import time
 import types
 from _weakref import ref  # (`weakref` would cost each hooked program ~0.7 ms to import)
 
@@ -57,6 +58,10 @@ COMPILE_SWITCH_INTERVAL = 0.0002
 #: queued for compiling (see cuvil_bc/priority.py): a compile of the program's kernels
 #: takes 20-100 ms; one that takes longer shares the GIL with the program after that.
 PRIORITY_BUDGET = 0.2
+
+#: How long, at most, the interpreter's exit waits for the compiles under way to finish
+#: (and be stored, for the next run to load): see `Runtime._at_exit`.
+EXIT_WAIT = 0.25
 
 #: A function's record, and the work for the worker: compiling it (`Runtime.compile`)
 #: or an entry for on-stack replacement (hook/osr.py).
@@ -86,6 +91,15 @@ class Record:
     def calls_counted(self) -> int:
         return self.call_counter.ticks if self.call_counter is not None else 0
 
+    def saved_ns(self) -> int | None:
+        """Time its native calls saved, as the cost model estimates it: (interpreted -
+        native time a call) x native calls from interpreted code. None when its
+        interpreted calls were not timed."""
+        if self.verdict is None or self.status != "native":
+            return None
+        saved = self.verdict.saved_ns()
+        return None if saved is None else saved * sum(int(d.stats["native_calls"]) for d in self.dispatchers)
+
     def row(self) -> dict[str, Any]:
         native = sum(int(d.stats["native_calls"]) for d in self.dispatchers)
         interpreted = sum(int(d.stats["interpreted_calls"]) for d in self.dispatchers)
@@ -109,7 +123,7 @@ class Record:
                 status, reason = "native", ""
         elif osr is not None and status == "interpreted" and reason == ONCE and osr.refused:
             reason = f"{ONCE}; no on-stack replacement: {next(iter(osr.refused.values()))}"
-        saved = self.verdict.saved_ns() if self.verdict is not None and status == "native" else None
+        saved = self.saved_ns() if status == "native" else None
         deopts: collections.Counter[int] = collections.Counter()
         for d in self.dispatchers:
             deopts.update(d.deopt_lines)
@@ -126,7 +140,7 @@ class Record:
             "calls_before_native": self.calls_before_native if self.dispatchers else None,
             # Estimated: (fastest interpreted call - fastest native call) x native calls
             # made from interpreted code. None when interpreted calls were not timed.
-            "saved_ms": None if saved is None else round(saved * native / 1e6, 3),
+            "saved_ms": None if saved is None else round(saved / 1e6, 3),
             "native_ns": self.verdict.native_ns if self.verdict is not None else None,
             "interpreted_ns": self.verdict.interpreted_ns if self.verdict is not None else None,
             # Deoptimisations by the line whose guard failed (0: not known).
@@ -171,7 +185,8 @@ class Runtime:
         self.pending: collections.deque[Job] = collections.deque()  # for the worker
         self.worker_running = False
         self.busy = _thread.allocate_lock()  # held by the worker while it takes and does a job
-        self.closing = False  # the interpreter is exiting: no job starts any more
+        self.closing = False  # the interpreter is exiting: no job starts after `closing_at`
+        self.closing_at = 0.0  # (time.monotonic)
         self.exit_registered = False
         self.worker_ident: int | None = None  # the worker thread's, while it runs
         self.compiler_loaded = False
@@ -233,16 +248,34 @@ class Runtime:
             self._submit(job)
 
     def _at_exit(self) -> None:
-        """The interpreter is exiting: the worker starts no other job, and the one it has
-        in hand is waited for, which gives up at its next phase (`cancel.py`). LLVM runs
-        without the GIL; had it gone on while the interpreter tore down the modules and objects it
-        uses, and the process's exit LLVM's own statics, it could fail an assertion or
-        crash. Registered when the first worker starts; atexit runs it before the
-        report is written (registered at the hook's start), which so shows the finished
-        compile. The jobs not started yet are dropped: their functions were hot as the
-        program ended, and compiling them would only delay its exit."""
+        """The interpreter is exiting. The worker goes on with its jobs for as long as
+        the program's native code saved it (the cost model's estimate), up to
+        `EXIT_WAIT`: what it finishes is stored in the native-code cache, and the next
+        run loads it instead of loading the compiler to start it again (a function
+        that gets hot as the program ends would otherwise cost every run ~0.1 s). So
+        the exit never costs more than the hook gained this run.
+
+        Then it starts no other job, and the one it has in hand is waited for, which
+        gives up at its next phase (`cancel.py`). LLVM runs without the GIL; had it
+        gone on while the interpreter tore down the modules and objects it uses, and
+        the process's exit LLVM's own statics, it could fail an assertion or crash.
+        Registered when the first worker starts; atexit runs it before the report is
+        written (registered at the hook's start), which so shows the finished
+        compiles. The jobs not started by then are dropped."""
+        saved = sum(s for s in (r.saved_ns() for r in list(self.records.values())) if s is not None and s > 0)
+        deadline = time.monotonic() + min(EXIT_WAIT, saved / 1e9)
         with self.lock:
-            self.closing = True
+            self.closing, self.closing_at = True, deadline
+        try:
+            while time.monotonic() < deadline:
+                with self.lock:
+                    if not self.worker_running:
+                        break
+                time.sleep(0.002)
+        except KeyboardInterrupt:
+            pass  # (Ctrl-C as the program exits: stop waiting for what is only for later)
+        with self.lock:
+            self.closing_at = 0.0
             worker = self.worker_ident
         if worker is not None and "cuvil_bc.cancel" in sys.modules:
             sys.modules["cuvil_bc.cancel"].stop(worker)  # its job ends at its next phase
@@ -380,7 +413,7 @@ class Runtime:
             # hand the GIL back (up to a switch interval each): seconds, not 0.1 s.
             # (Also, the compiler's at-fork handlers are then registered before ours,
             # so that in a child they have repaired its locks when our worker starts.)
-            from .. import dispatcher  # noqa: F401 (and with it the compiler)
+            from .. import compiler, dispatcher  # noqa: F401
             from ..lower.jit import get_jit
 
             get_jit()
@@ -416,7 +449,7 @@ class Runtime:
         while True:
             with self.busy:  # a fork waits for this job (see `_before_fork`)
                 with self.lock:
-                    if not self.pending or self.closing:
+                    if not self.pending or (self.closing and time.monotonic() >= self.closing_at):
                         self.worker_running = False
                         self.worker_ident = None
                         return

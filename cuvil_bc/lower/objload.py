@@ -20,8 +20,9 @@ Loaded code is never unloaded, as with LLVM's.
 from __future__ import annotations
 
 import ctypes
-import mmap
+import os
 import struct
+import sys
 from typing import Callable
 
 _SECTION = struct.Struct("<IIQQQQIIQQ")
@@ -34,7 +35,11 @@ _SHN_UNDEF, _SHN_ABS = 0, 0xFFF1
 _STB_LOCAL = 0
 _R_X86_64_NONE, _R_X86_64_64 = 0, 1
 
-_PAGE = mmap.PAGESIZE
+_PAGE = os.sysconf("SC_PAGE_SIZE")
+#: Linux's values, here rather than from `mmap` (a millisecond of a cached function's
+#: first call, to import): the loader refuses to run on another system.
+_LINUX = sys.platform.startswith("linux")
+_PROT_READ, _PROT_WRITE, _PROT_EXEC, _MAP_PRIVATE, _MAP_ANONYMOUS = 1, 2, 4, 2, 0x20
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.mmap.restype = ctypes.c_void_p
 _libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long)
@@ -84,6 +89,8 @@ def _within(obj: bytes, offset: int, size: int) -> None:
 
 
 def _load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
+    if not _LINUX:
+        raise NotLoadable("not Linux")
     if obj[:4] != b"\x7fELF" or obj[4] != 2 or obj[5] != 1 or struct.unpack_from("<HH", obj, 16) != (1, 62):
         raise NotLoadable("not a little-endian x86-64 relocatable ELF object")
     shoff, = struct.unpack_from("<Q", obj, 0x28)
@@ -111,7 +118,7 @@ def _load(obj: bytes, resolve: Callable[[str], int | None]) -> dict[str, int]:
                 size += s.size
         size = -(-size // _PAGE) * _PAGE
         bounds.append((start, size))
-    base = _libc.mmap(None, max(size, _PAGE), mmap.PROT_READ | mmap.PROT_WRITE, mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+    base = _libc.mmap(None, max(size, _PAGE), _PROT_READ | _PROT_WRITE, _MAP_PRIVATE | _MAP_ANONYMOUS, -1, 0)
     if base in (None, _MAP_FAILED):
         raise NotLoadable(f"mmap failed (errno {ctypes.get_errno()})")
     try:
@@ -161,7 +168,7 @@ def _relocate(obj: bytes, sections: list[_Section], loaded: list[_Section], base
                 raise NotLoadable(f"relocation type {kind} in {into.name}")
             value = (address_of(info >> 32) + addend) & 0xFFFFFFFFFFFFFFFF
             ctypes.memmove(into.address + offset, struct.pack("<Q", value), 8)
-    for kind, protection in ((0, mmap.PROT_READ | mmap.PROT_EXEC), (1, mmap.PROT_READ)):
+    for kind, protection in ((0, _PROT_READ | _PROT_EXEC), (1, _PROT_READ)):
         start, end = bounds[kind]
         if end > start and _libc.mprotect(base + start, end - start, protection) != 0:
             raise NotLoadable(f"mprotect failed (errno {ctypes.get_errno()})")  # (a W^X policy, say)

@@ -22,11 +22,22 @@ if lib.cb_abi_version() != abi.ABI_VERSION:
         f"cuvil_bc._runtime is a stale build (ABI {lib.cb_abi_version()}, expected {abi.ABI_VERSION}): "
         "reinstall cuvil_bc (pip install -e .) to rebuild it"
     )
-from ..typing.primitives import VIA_CPYTHON
 
-#: cb_math_call(fn, n, args, out) calls ``MATH_VIA_CPYTHON[fn](*args[:n])``.
-MATH_VIA_CPYTHON = tuple(row.obj for row in VIA_CPYTHON)
-abi.runtime_types().set_math_functions(MATH_VIA_CPYTHON)
+_math: tuple[Any, ...] | None = None
+
+
+def math_via_cpython() -> tuple[Any, ...]:
+    """What ``cb_math_call(fn, n, args, out)`` calls: ``math_via_cpython()[fn](*args[:n])``,
+    the primitives' CPYTHON rows in their order. Handed to the C runtime when code
+    that calls it is first loaded (`resolve`): the primitives' table takes ~3 ms to
+    import, which a function loaded from the cache that needs none of it does not pay."""
+    global _math
+    if _math is None:
+        from ..typing.primitives import VIA_CPYTHON
+
+        _math = tuple(row.obj for row in VIA_CPYTHON)
+        abi.runtime_types().set_math_functions(_math)
+    return _math
 
 
 _errstate_watched = False
@@ -70,6 +81,8 @@ def resolve(name: str) -> int | None:
     """The address of a symbol that compiled code may use and no compiled code
     defines: the runtime's functions, the C library's."""
     if name in RUNTIME_SYMBOLS:
+        if name == "cb_math_call":
+            math_via_cpython()
         return int(ffi.cast("uintptr_t", ffi.addressof(lib, name)))
     function = c_function(name)
     return ctypes.cast(function, ctypes.c_void_p).value if function is not None else None
