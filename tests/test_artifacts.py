@@ -686,6 +686,37 @@ def test_worker_processes_load_compiled_code_instead_of_compiling(tmp_path: Path
         assert (value, compiles, loads) == (expected[n], 1, 0)  # the parent's code, inherited: nothing compiled again
 
 
+DASK_MAIN = textwrap.dedent(
+    """
+    import json
+    import wlib
+
+    if __name__ == "__main__":
+        from dask.distributed import Client, LocalCluster
+
+        first = wlib.task(1000)  # compiled here, and stored
+        with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+            out = client.gather(client.map(wlib.task, [2000, 3000, 4000], pure=False))
+        print(json.dumps({"parent": first, "workers": out}))
+    """
+)
+
+
+def test_a_dask_cluster_loads_compiled_code_instead_of_compiling(tmp_path: Path) -> None:
+    # A real cluster (dask.distributed, in the test extra): its worker processes get
+    # the task by reference, import the module, and load the function's native code
+    # from the cache the parent filled.
+    project = tmp_path / "dask"
+    project.mkdir()
+    (project / "wlib.py").write_text(WORKER_LIB)
+    (project / "main.py").write_text(DASK_MAIN)
+    env = _env(tmp_path / "cache", PYTHONPATH=os.pathsep.join([str(project), os.environ.get("PYTHONPATH", "")]))
+    result = _run(project, env)
+    expected = {n: sum((k * k) % 11 for k in range(n)) for n in (1000, 2000, 3000, 4000)}
+    assert result["parent"] == [expected[1000], 1, 0, True]
+    assert result["workers"] == [[expected[n], 0, 1, False] for n in (2000, 3000, 4000)], result["workers"]
+
+
 # -- what a helper found (each failed before its fix) -----------------------------------
 
 ALIASED = textwrap.dedent(
