@@ -605,6 +605,42 @@ def test_a_warm_run_of_the_hook_loads_everything_without_the_compiler(tmp_path: 
     assert rows["tail"]["calls_native"] > 0
 
 
+ONCE_MAIN = textwrap.dedent(
+    """
+    import sys
+
+    def simulate(steps):
+        t = 0
+        for i in range(steps):
+            t = (t + i * i) % 1000003
+        return t
+
+    print(simulate(6_000_000))  # called once: on-stack replacement
+    print(sorted(m for m in ("llvmlite", "cuvil_bc.compiler", "cuvil_bc.pipeline") if m in sys.modules), file=sys.stderr)
+    """
+)
+
+
+def test_a_warm_run_enters_a_loop_from_the_cache_without_the_compiler(tmp_path: Path) -> None:
+    # The first run compiles the loop's entry in the background and stores it; the
+    # second finds it in the cache and loads it on the program's thread (it used to
+    # load the compiler and queue the compile, which then loaded it).
+    project = tmp_path / "once"
+    project.mkdir()
+    (project / "main.py").write_text(ONCE_MAIN)
+    plain = subprocess.run([sys.executable, "main.py"], cwd=project, env=_env(None), capture_output=True, text=True, timeout=300).stdout
+    cache = tmp_path / "cache"
+    reports = [tmp_path / "first.json", tmp_path / "second.json"]
+    errs = []
+    for report in reports:
+        out, err = _hooked(project, _env(cache, CUVIL_BC_REPORT=str(report)), sync=False)
+        assert out == plain
+        errs.append(err.strip().splitlines()[-1])
+    rows = [{r["qualname"]: r for r in json.loads(report.read_text())["functions"]} for report in reports]
+    assert rows[0]["simulate"]["osr_entries"] == 1 and errs[0] != "[]"
+    assert rows[1]["simulate"]["osr_entries"] == 1 and errs[1] == "[]", (rows[1]["simulate"], errs[1])
+
+
 def test_ahead_of_time_artifacts_are_deterministic(tmp_path: Path) -> None:
     project = _hooked_project(tmp_path)
     report = tmp_path / "report.json"

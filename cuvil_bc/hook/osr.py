@@ -105,6 +105,7 @@ class _Plan:
     def __init__(self, code: types.CodeType, namespace: dict[str, Any], offset: int, names: tuple[str, ...], kinds: tuple[str, ...], args: tuple[Any, ...]) -> None:
         self.code, self.namespace, self.offset = code, namespace, offset
         self.names, self.kinds, self.args = names, kinds, args
+        self.function: types.FunctionType | None = None  # (`_function`)
 
 
 @hidden_frames
@@ -174,10 +175,11 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
             counter.left = max(TIMING_TICKS, counter.ticks - first)
             return None
     state.compiling = True
-    if not runtime.options.sync:
+    if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
         runtime.load_compiler()
         runtime._submit((record, lambda: compile_entry(runtime, record, plan)))
         return None
+    # (an entry from the cache loads in milliseconds, and without the compiler: here)
     compile_entry(runtime, record, plan)
     counter.enter = False
     entry = state.entries.get(offset)
@@ -277,13 +279,16 @@ COMPILER_COST = 0.15
 
 def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
     """Whether `remaining` seconds of the loop, interpreted, repay entering it. Asking
-    the cache costs imports: only where a load would repay it, once an offset."""
+    the cache costs imports (~10 ms): only where a load would repay it."""
     if remaining < MARGIN * CACHED_COST:
         return False
-    if remaining >= MARGIN * (COMPILE_COST + (0.0 if runtime.compiler_loaded else COMPILER_COST)):
+    if runtime.options.cache and _known_cached(state, plan):
         return True
-    if not runtime.options.cache:
-        return False
+    return remaining >= MARGIN * (COMPILE_COST + (0.0 if runtime.compiler_loaded else COMPILER_COST))
+
+
+def _known_cached(state: State, plan: _Plan) -> bool:
+    """Whether the cache holds the entry of `plan` (asked once an offset)."""
     cached = state.cached.get(plan.offset)
     if cached is None:
         cached = state.cached[plan.offset] = _cached(plan)
@@ -291,12 +296,14 @@ def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
 
 
 def _function(plan: _Plan) -> types.FunctionType:
-    from ..decode.resume import osr_code
+    """The entry of `plan` as a function (made once: asking the cache makes it too)."""
+    if plan.function is None:
+        from ..decode.resume import osr_code
 
-    code = osr_code(plan.code, plan.offset, plan.names, plan.kinds)
-    fn = types.FunctionType(code, plan.namespace, plan.code.co_name)
-    fn.__qualname__ = plan.code.co_qualname
-    return fn
+        code = osr_code(plan.code, plan.offset, plan.names, plan.kinds)
+        plan.function = types.FunctionType(code, plan.namespace, plan.code.co_name)
+        plan.function.__qualname__ = plan.code.co_qualname
+    return plan.function
 
 
 def _cached(plan: _Plan) -> bool:
