@@ -106,6 +106,11 @@ def _close_exits(fn: Function, body: set[BasicBlock]) -> bool:
     exits = {s for b in body for s in b.successors() if s not in body}
     if any(isinstance(op, O.IterValue) for e in exits for op in e.ops):
         return False  # (a loop's body that only returns: it must keep its one ForIter)
+    if any(isinstance(b.terminator, O.ForIter) and b.terminator.body not in body for b in body):
+        # An inner ``for`` whose body only leaves (``return``): each copy's ForIter
+        # would enter that one body, which must have one predecessor (found by the
+        # fuzzer, seed 7120611: LLVM refused the module).
+        return False
     def exit_above(block: BasicBlock) -> BasicBlock | None:
         node: BasicBlock | None = block
         while node is not None and node not in exits:
