@@ -575,7 +575,7 @@ WARM_MAIN = textwrap.dedent(
     import json, sys
     import pkglib.work as work
 
-    out = [round(work.wave(k / 7.0, 300), 9) for k in range(3000)]
+    out = [round(work.wave(k / 7.0, 3000), 9) for k in range(6000)]
     out += [work.tail(600) for _ in range(5)]  # hot in its 4th call: compiling as the program ends
     print(json.dumps(out))
     print(sorted(m for m in ("llvmlite", "bytecode", "cuvil_bc.compiler", "cuvil_bc.pipeline") if m in sys.modules), file=sys.stderr)

@@ -60,12 +60,15 @@ COMPILE_SWITCH_INTERVAL = 0.0002
 PRIORITY_BUDGET = 0.2
 
 #: How long, at most, the interpreter's exit waits for the compiles under way to finish
-#: (and be stored, for the next run to load): see `Runtime._at_exit`.
+#: (and be stored, for the next run to load): `EXIT_SHARE` of the time the program
+#: ran, and `EXIT_WAIT` at most. See `Runtime._at_exit`.
+EXIT_SHARE = 0.2
 EXIT_WAIT = 0.25
 
-#: A function's record, and the work for the worker: compiling it (`Runtime.compile`)
-#: or an entry for on-stack replacement (hook/osr.py).
-Job = tuple["Record", "Callable[[], None]"]
+#: A function's record, the work for the worker (compiling it, `Runtime.compile`, or
+#: an entry for on-stack replacement, hook/osr.py), and the size of the code it
+#: compiles in code units (what `Runtime._at_exit` estimates its time from).
+Job = tuple["Record", "Callable[[], None]", int]
 
 
 class Record:
@@ -185,8 +188,10 @@ class Runtime:
         self.pending: collections.deque[Job] = collections.deque()  # for the worker
         self.worker_running = False
         self.busy = _thread.allocate_lock()  # held by the worker while it takes and does a job
-        self.closing = False  # the interpreter is exiting: no job starts after `closing_at`
-        self.closing_at = 0.0  # (time.monotonic)
+        self.started = time.monotonic()  # (the hook starts with the program)
+        self.closing = False  # the interpreter is exiting: no job starts any more
+        self.in_hand: tuple[float, int] | None = None  # the worker's job: its start (time.monotonic) and size
+        self.compiled = (0.0, 0)  # the seconds and code units of the jobs finished
         self.exit_registered = False
         self.worker_ident: int | None = None  # the worker thread's, while it runs
         self.compiler_loaded = False
@@ -248,34 +253,39 @@ class Runtime:
             self._submit(job)
 
     def _at_exit(self) -> None:
-        """The interpreter is exiting. The worker goes on with its jobs for as long as
-        the program's native code saved it (the cost model's estimate), up to
-        `EXIT_WAIT`: what it finishes is stored in the native-code cache, and the next
-        run loads it instead of loading the compiler to start it again (a function
-        that gets hot as the program ends would otherwise cost every run ~0.1 s). So
-        the exit never costs more than the hook gained this run.
+        """The interpreter is exiting. The worker may finish the job in hand and those
+        queued after it that the rate of this run's compiles says end within
+        `EXIT_SHARE` of the time the program has run (`EXIT_WAIT` at most): what it
+        finishes is stored in the native-code cache, and the next run loads it
+        instead of loading the compiler to start it again (a function that gets hot
+        as the program ends would otherwise cost every run ~0.1 s, for nothing). A job
+        that would not end in time is not waited for: the wait would be lost, and paid
+        again by every run. The other jobs are dropped.
 
-        Then it starts no other job, and the one it has in hand is waited for, which
-        gives up at its next phase (`cancel.py`). LLVM runs without the GIL; had it
-        gone on while the interpreter tore down the modules and objects it uses, and
-        the process's exit LLVM's own statics, it could fail an assertion or crash.
+        Past that (or at once), the job in hand is stopped: it gives up at its next
+        phase (`cancel.py`), and is waited for. LLVM runs without the GIL; had it gone
+        on while the interpreter tore down the modules and objects it uses, and the
+        process's exit LLVM's own statics, it could fail an assertion or crash.
         Registered when the first worker starts; atexit runs it before the report is
         written (registered at the hook's start), which so shows the finished
-        compiles. The jobs not started by then are dropped."""
-        saved = sum(s for s in (r.saved_ns() for r in list(self.records.values())) if s is not None and s > 0)
-        deadline = time.monotonic() + min(EXIT_WAIT, saved / 1e9)
+        compiles."""
+        now = time.monotonic()
+        deadline = now + min(EXIT_WAIT, EXIT_SHARE * (now - self.started))
         with self.lock:
-            self.closing, self.closing_at = True, deadline
+            self.closing = True
+            waits = self._keep_what_ends_by(deadline)
         try:
-            while time.monotonic() < deadline:
+            while waits and time.monotonic() < deadline:
                 with self.lock:
                     if not self.worker_running:
                         break
                 time.sleep(0.002)
-        except KeyboardInterrupt:
-            pass  # (Ctrl-C as the program exits: stop waiting for what is only for later)
+        except BaseException:  # noqa: BLE001
+            # (Ctrl-C, or a signal handler's exception, as the program exits: no
+            # program code is left to reach it; stop waiting for what is for later)
+            pass
         with self.lock:
-            self.closing_at = 0.0
+            self.pending.clear()
             worker = self.worker_ident
         if worker is not None and "cuvil_bc.cancel" in sys.modules:
             sys.modules["cuvil_bc.cancel"].stop(worker)  # its job ends at its next phase
@@ -284,10 +294,33 @@ class Runtime:
                 self.busy.acquire()
                 self.busy.release()
                 return
-            except KeyboardInterrupt:
-                # (a second Ctrl-C as the program exits: the wait is one compile phase
-                # at most, and going on meanwhile is what the wait is for)
+            except BaseException:  # noqa: BLE001
+                # (a second Ctrl-C, or a signal handler's exception, as the program
+                # exits: the wait is one compile phase at most, and going on meanwhile
+                # is what the wait is for)
                 continue
+
+    def _keep_what_ends_by(self, deadline: float) -> bool:
+        """Keep the queued jobs that, one after the other from the end of the job in
+        hand, should end by `deadline` at the rate (seconds a code unit) of the jobs
+        finished in this process; whether the worker has anything left to finish by
+        then. (Under the lock.)"""
+        seconds, units = self.compiled
+        end = time.monotonic()
+        if units and self.in_hand is not None:
+            started, size = self.in_hand
+            end = started + seconds / units * size
+        if not units or end > deadline:
+            self.pending.clear()
+            return False
+        kept: collections.deque[Job] = collections.deque()
+        for job in self.pending:
+            end += seconds / units * job[2]
+            if end > deadline:
+                break
+            kept.append(job)
+        self.pending = kept
+        return self.in_hand is not None or bool(kept)
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""
@@ -402,7 +435,7 @@ class Runtime:
             return
         _waiting(record, True)  # (see priority.py)
         self.load_compiler()
-        self._submit((record, functools.partial(self.compile, record, code, args, refused)))
+        self._submit((record, functools.partial(self.compile, record, code, args, refused), len(code.co_code) // 2))
 
     def load_compiler(self) -> None:
         """Load the compiler on the program's thread, the first time, before the worker
@@ -425,8 +458,10 @@ class Runtime:
 
     def _submit(self, job: Job) -> None:
         with self.lock:
+            if self.closing:
+                return  # (the interpreter is exiting: what gets hot now is for no one)
             self.pending.append(job)
-            if self.worker_running or self.closing:
+            if self.worker_running:
                 return
             self.worker_running = True
             if not self.exit_registered:
@@ -449,7 +484,7 @@ class Runtime:
         while True:
             with self.busy:  # a fork waits for this job (see `_before_fork`)
                 with self.lock:
-                    if not self.pending or (self.closing and time.monotonic() >= self.closing_at):
+                    if not self.pending:  # (at exit, `_at_exit` keeps those it waits for)
                         self.worker_running = False
                         self.worker_ident = None
                         return
@@ -466,14 +501,23 @@ class Runtime:
         from .. import priority
         from ..cancel import Cancelled
 
+        started, finished = time.monotonic(), False
+        with self.lock:
+            self.in_hand = (started, job[2])
         try:
             with priority.claimed(PRIORITY_BUDGET):
                 job[1]()
+            finished = True
         except Cancelled:
             pass  # the interpreter is exiting: the report says the function was compiling
         except BaseException as e:  # noqa: BLE001 (the worker must survive anything)
             self.fail(job[0], f"internal error while compiling: {type(e).__name__}: {e}")
         finally:
+            with self.lock:
+                self.in_hand = None
+                if finished:
+                    seconds, units = self.compiled
+                    self.compiled = (seconds + time.monotonic() - started, units + job[2])
             _waiting(job[0], False)
             if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
                 sys.setswitchinterval(interval)

@@ -177,7 +177,7 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     state.compiling = True
     if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
         runtime.load_compiler()
-        runtime._submit((record, lambda: compile_entry(runtime, record, plan)))
+        runtime._submit((record, lambda: compile_entry(runtime, record, plan), len(plan.code.co_code) // 2))
         return None
     # (an entry from the cache loads in milliseconds, and without the compiler: here)
     compile_entry(runtime, record, plan)
