@@ -829,6 +829,11 @@ def test_loops_in_functions_called_once_finish_natively(tmp_path: Path) -> None:
     assert rows["scaled"]["osr_entries"] == 1, rows["scaled"]
 
 
+def test_a_loop_entered_after_its_exit_asked_raises_with_cpythons_traceback(tmp_path: Path) -> None:
+    _, rows = hooked_like_plain("osr_raises.py", tmp_path, env={"CUVIL_BC_CACHE": "0"})
+    assert rows["work"]["osr_entries"] == 1, rows["work"]
+
+
 def test_a_signal_handlers_exception_while_the_hook_decides_is_the_programs(tmp_path: Path) -> None:
     # Found by the same helper: an alarm whose handler raised while the gate decided
     # or loaded the compiler was taken for an internal error and swallowed (the loop

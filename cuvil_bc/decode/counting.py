@@ -220,7 +220,7 @@ def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: in
     traceback (`osr.unlink`) and re-raises it with RERAISE, which adds no entry.
 
         LOAD_CONST gate; LOAD_CONST key; COPY depth+2 (depth times); BUILD_TUPLE depth+1
-        BINARY_SUBSCR                                  <- the handler's range
+        BINARY_SUBSCR                                  <- the handler's range: from the start
         COPY 1; LOAD_CONST gate; IS_OP 0; POP_JUMP_IF_FALSE done
         POP_TOP; <the loop's jump>; [JUMP_BACKWARD after it: a conditional one, 3.11]
       done: (SWAP 2; POP_TOP) depth times; RETURN_VALUE
@@ -248,7 +248,10 @@ def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: in
     assert len(enc(_POP_JUMP_IF_FALSE, len(rest) // 2)) == jump_size
     ask_at = start + len(head)
     handler_at = start + len(units)
-    return units + handler, (ask_at // 2, (ask_at + len(ask)) // 2, handler_at // 2, depth)
+    # (from the stub's start, not only the subscript: on 3.13, where the subscript has
+    # become a call of the gate's __getitem__ in the interpreter, an exception from it
+    # is looked up at the unit before the subscript, found by a helper)
+    return units + handler, (start // 2, (ask_at + len(ask)) // 2, handler_at // 2, depth)
 
 
 def without_counters(code: types.CodeType) -> types.CodeType:
