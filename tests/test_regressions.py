@@ -4,6 +4,7 @@ exactly as CPython does (the equivalence files check the values more broadly).""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 
@@ -644,3 +645,52 @@ def test_a_loop_around_a_for_whose_body_only_leaves_is_not_unrolled_into_a_share
     for args in argsets:
         check(fn, *args)
     assert native_ran(fn), fn.explain()
+
+
+TUPLE_ITEM_AT_RESUME = """
+import gc, sys
+import numpy as np
+import cuvil_bc
+from cuvil_bc._runtime import lib
+
+
+def f(n, k):
+    b = np.zeros(n)
+    b[0] = 1.0
+    a = (b, n)[0]
+    b = np.full(n, 1.0)
+    if k == 11:
+        raise ValueError("stop")
+    return a, b
+
+
+g = cuvil_bc.compile(f, cache=False)
+g(4, 1)
+gc.collect()
+before = lib.cb_live_allocations()
+for k in (1, 11, 11, 2):
+    for fn in (f, g):
+        try:
+            print(k, [x.tolist() for x in fn(4, k)])
+        except ValueError as e:
+            print(k, "ValueError", e)
+gc.collect()
+print(g.stats["deopts"], lib.cb_live_allocations() - before, file=sys.stderr)
+"""
+
+
+def test_an_item_of_a_tuple_of_arrays_live_where_a_writer_resumes_is_not_freed_twice(tmp_path: Path) -> None:
+    # (found by tests/test_array_refcount_fuzz.py, a worker aborting now and then with
+    # "free(): double free detected": where a function that writes resumed the
+    # interpreter (here, to raise), an array that only a tuple kept alive was freed by
+    # the deopt path before the interpreter took its reference to it)
+    import subprocess
+    import sys
+
+    program = tmp_path / "item.py"
+    program.write_text(TUPLE_ITEM_AT_RESUME)
+    done = subprocess.run([sys.executable, str(program)], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert len(lines) == 8 and lines[0::2] == lines[1::2], done.stdout
+    assert done.stderr.split() == ["2", "0"], done.stderr  # (natively entered: both raises resumed; nothing leaked)

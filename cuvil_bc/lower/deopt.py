@@ -20,9 +20,10 @@ from ..ir.function import BasicBlock, Function
 from ..opt import ownership
 from ..typing.infer import value_type
 from ..typing.models import state_words
-from ..typing.types import BOTTOM, ArrayType, ObjType, Type
+from ..typing.types import BOTTOM, ArrayType, ObjType, Type, holds_array
 from .emitter import Emitter
 from .ltypes import I32, I64, store_words
+from .refcount import incref
 from .points import ResumeInfo, Slot
 from .refcount import Getter, Holdings
 
@@ -130,6 +131,14 @@ class ResumeState:
                 owns = mine is not None and rs.holdings.holds(mine) and mine not in handed
                 if owns:
                     handed.add(mine)  # type: ignore[arg-type]
+                elif holds_array(t):
+                    # A reference of the interpreter's own, taken here: the deopt path
+                    # releases what this code holds before the interpreter runs, and an
+                    # item of a tuple that only the tuple kept alive (``a = (b, n)[0]``
+                    # after ``b`` was rebound) was freed first (a double free, found
+                    # by tests/test_array_refcount_fuzz.py).
+                    incref(b, rs.get(v)[0], t)
+                    owns = True
                 slots.append(Slot("words", t, used, owns))
                 stores.append((rs.get(v)[0], t, used))
                 used += n
