@@ -15,7 +15,7 @@ and, per block, where each can be released: code generation
   increfs it for the phi), and releases what the successor does not need;
 * on return, hands the returned value to the caller (increfs a borrowed one);
 * on a deoptimisation, releases what it holds, except what the resume state hands to
-  the interpreter.
+  the interpreter (a borrowed value is increfed for it first: `lower/deopt.py`).
 
 A value named by a resume point (`ops.Checkpoint`) is kept to the end of its block,
 since a guard after the checkpoint may still hand it to the interpreter.
