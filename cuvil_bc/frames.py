@@ -42,18 +42,10 @@ def strip_own_frames(e: BaseException) -> None:
 
 def _handler_code() -> set[types.CodeType]:
     """The code of the Python signal handlers installed now."""
-    import signal
+    from .handlers import python_handlers
 
-    codes = set()
-    for n in signal.valid_signals():
-        try:
-            handler = signal.getsignal(n)
-        except (OSError, ValueError):
-            continue
-        code = getattr(getattr(handler, "__func__", handler), "__code__", None)
-        if code is not None:
-            codes.add(code)
-    return codes
+    codes = (getattr(getattr(h, "__func__", h), "__code__", None) for h in python_handlers().values())
+    return {code for code in codes if code is not None}
 
 
 def handler_part(tb: types.TracebackType | None) -> types.TracebackType | None:

@@ -13,18 +13,20 @@ class DeferredSignals:
     exception from an internal error.)"""
 
     def __enter__(self) -> None:
-        import signal
+        import _signal  # (handlers.py says why not `signal`)
+
+        from ..handlers import python_handlers
 
         self.mask = None
-        if hasattr(signal, "pthread_sigmask"):
+        if hasattr(_signal, "pthread_sigmask"):
             # (Ctrl-C's KeyboardInterrupt is not deferred: it is a BaseException, which
             # the hook never takes for an internal error, and it stops the work at once.)
-            handled = {n for n in signal.valid_signals() if callable(h := signal.getsignal(n)) and h is not signal.default_int_handler}
+            handled = {n for n, h in python_handlers().items() if h is not _signal.default_int_handler}
             if handled:
-                self.mask = signal.pthread_sigmask(signal.SIG_BLOCK, handled)
+                self.mask = _signal.pthread_sigmask(_signal.SIG_BLOCK, handled)
 
     def __exit__(self, *exc: object) -> None:
         if self.mask is not None:
-            import signal
+            import _signal
 
-            signal.pthread_sigmask(signal.SIG_SETMASK, self.mask)
+            _signal.pthread_sigmask(_signal.SIG_SETMASK, self.mask)

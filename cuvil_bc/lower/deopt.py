@@ -23,9 +23,8 @@ from ..typing.models import state_words
 from ..typing.types import BOTTOM, ArrayType, ObjType, Type, holds_array
 from .emitter import Emitter
 from .ltypes import I32, I64, store_words
-from .refcount import incref
 from .points import ResumeInfo, Slot
-from .refcount import Getter, Holdings
+from .refcount import Getter, Holdings, incref
 
 
 @dataclass

@@ -122,17 +122,13 @@ def watch_signals() -> None:
     runs before CPython's for each of them (`cb_watch_signal`), and again after the
     program sets a handler, since CPython then puts its own back in front."""
     # The C module `signal` wraps: its `signal.signal` calls `_signal.signal` by name,
-    # so one wrapper here sees both, and loading a cached function does not pay for
-    # importing `signal` (its enums take a millisecond).
+    # so one wrapper here sees both (handlers.py says why not `signal`).
     import _signal
 
-    for sig in _signal.valid_signals():
-        try:
-            handler = _signal.getsignal(sig)
-        except (OSError, ValueError):
-            continue
-        if callable(handler):
-            lib.cb_watch_signal(int(sig))
+    from ..handlers import python_handlers
+
+    for sig in python_handlers():
+        lib.cb_watch_signal(sig)
     original = _signal.signal
     if getattr(original, "__cuvil_bc_wrapped__", False):
         return
