@@ -417,10 +417,12 @@ class Runtime:
         if not refused:
             # Only now the front end, then type inference for these arguments: most
             # counted functions never get this far, and one that cannot compile is
-            # given up before LLVM loads (~45 ms).
+            # given up before LLVM loads (~45 ms). Once it is loaded, the worker's
+            # compile types the function anyway: typing it here as well would make
+            # the program wait a few ms for nothing.
             try:
                 refused = class_call_reason(code, frame.f_globals, frame.f_builtins) or front_end_reason(code)
-                if not refused and args is not None:
+                if not refused and args is not None and not self.compiler_loaded:
                     refused = _typing_reason(frame, code, args)
             except Exception as e:  # noqa: BLE001 (never break the program)
                 from ..frames import raised_by_program
