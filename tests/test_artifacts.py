@@ -616,7 +616,7 @@ ONCE_MAIN = textwrap.dedent(
         return t
 
     print(simulate(6_000_000))  # called once: on-stack replacement
-    print(sorted(m for m in ("llvmlite", "cuvil_bc.compiler", "cuvil_bc.pipeline") if m in sys.modules), file=sys.stderr)
+    print(sorted(m for m in ("llvmlite", "bytecode", "cuvil_bc.compiler", "cuvil_bc.pipeline") if m in sys.modules), file=sys.stderr)
     """
 )
 
@@ -624,7 +624,8 @@ ONCE_MAIN = textwrap.dedent(
 def test_a_warm_run_enters_a_loop_from_the_cache_without_the_compiler(tmp_path: Path) -> None:
     # The first run compiles the loop's entry in the background and stores it; the
     # second finds it in the cache and loads it on the program's thread (it used to
-    # load the compiler and queue the compile, which then loaded it).
+    # load the compiler and queue the compile, which then loaded it), without the
+    # bytecode library either (decode/resume.osr_code splices the entry's prologue in).
     project = tmp_path / "once"
     project.mkdir()
     (project / "main.py").write_text(ONCE_MAIN)

@@ -330,3 +330,108 @@ def test_a_prefix_in_front_of_code_with_cells_is_assembled_by_the_bytecode_libra
     source = "    __cb_r = __cb_seen.append(x)\n    del __cb_r\n"
     made = types.FunctionType(with_prefix(outer.__code__, source, {"__cb_seen": seen}), globals(), "outer", (2,))
     assert (made(5), made(1, 7), seen) == (outer(5), outer(1, 7), [5, 1])
+
+
+def _shape(code: types.CodeType) -> tuple[object, ...]:
+    """`code`'s instructions with their positions, each jump's target as an index, and
+    its exception table's ranges and handlers as indices (depths apart)."""
+    ins = list(dis.get_instructions(code))
+    index = {i.offset: k for k, i in enumerate(ins)}
+    jumps = set(dis.hasjrel) | set(getattr(dis, "hasjump", ()))
+    listed = [(i.opname, ("to", index[i.argval]) if i.opcode in jumps else i.argval, i.positions) for i in ins]
+    table = [(index[e.start], index.get(e.end, e.end), index[e.target], e.lasti) for e in dis.Bytecode(code).exception_entries]
+    return listed, table, code.co_varnames, code.co_argcount, code.co_flags
+
+
+def _osr_codes(code: types.CodeType, kinds: str) -> tuple[types.CodeType, types.CodeType] | None:
+    """The entries at `code`'s loop jumps (with every local bound), spliced in place
+    and assembled by the bytecode library."""
+    from cuvil_bc.decode import rawcode, resume
+
+    def assembled(*args: object, **kwargs: object) -> types.CodeType:
+        raise rawcode.NotInPlace("assembled")
+
+    pairs = []
+    for i in dis.get_instructions(code):
+        layout = resume.stack_nulls(code).get(i.offset)
+        if "BACKWARD" not in i.opname or "NO_INTERRUPT" in i.opname or layout is None or any(layout):
+            continue
+        stack = tuple(kinds[k % len(kinds)] for k in range(len(layout)))
+        spliced = resume.osr_code(code, i.offset, code.co_varnames, stack)
+        assert spliced.co_code[: len(code.co_code)] != code.co_code
+        saved, rawcode.entered_at = rawcode.entered_at, assembled  # type: ignore[assignment]
+        try:
+            pairs.append((spliced, resume.osr_code(code, i.offset, code.co_varnames, stack)))
+        finally:
+            rawcode.entered_at = saved
+    return pairs  # type: ignore[return-value]
+
+
+def test_an_osr_entry_spliced_in_place_is_the_one_the_bytecode_library_assembles_on_the_standard_library() -> None:
+    # decode/resume.osr_code splices the entry's prologue into the code's own bytes
+    # (a warm run that enters a loop from the cache then never imports the bytecode
+    # library): the locals renumbered, the prologue's jump sized. It must be the code
+    # the bytecode library assembles, instruction for instruction, positions, jumps and
+    # handlers included. (That library gives a handler's stack depth as 32768 where its
+    # own analysis does not reach, which the splice keeps as written: depths apart.)
+    from cuvil_bc.decode.counting import RANGE, VALUE
+
+    codes = [c for c in _stdlib_codes() if not c.co_flags & 0x3A0 and not c.co_cellvars and not c.co_freevars]
+    compared = 0
+    for code in codes:
+        for spliced, assembled in _osr_codes(code, RANGE + VALUE):  # type: ignore[union-attr]
+            assert _shape(spliced) == _shape(assembled), code.co_qualname
+            compared += 1
+    assert compared > 200
+
+
+def _osr_sum(n, m):  # type: ignore[no-untyped-def]
+    total = 0
+    for i in range(n):
+        for j in range(i, m):
+            total += (i ^ j) % 7
+        total -= 1
+    return total, n
+
+
+def _osr_while(x, m):  # type: ignore[no-untyped-def]
+    steps = 0
+    while x != 1 and steps < m:
+        x = x // 2 if x % 2 == 0 else 3 * x + 1
+        steps += 1
+    return steps, x
+
+
+@pytest.mark.parametrize("fn", [_osr_sum, _osr_while])
+def test_an_osr_entry_run_interpreted_finishes_the_call_as_written(fn) -> None:  # type: ignore[no-untyped-def]
+    # At each loop jump in turn, a gate enters as hook/osr.py does (the frame's bound
+    # locals and the stack's iterators made its arguments), runs the entry
+    # interpreted, and answers its result: the call's must be the original's.
+    from cuvil_bc.decode.resume import osr_code
+    from cuvil_bc.hook import osr
+
+    class Entering(_Gate):
+        def __init__(self, offset: int) -> None:
+            super().__init__()
+            self.offset = offset
+
+        def __getitem__(self, key: object) -> object:
+            if isinstance(key, BaseException) or key[0] != self.offset or self.asked:  # type: ignore[index]
+                return self
+            references = osr._references(key)  # type: ignore[arg-type]
+            self.asked.append(key)  # type: ignore[arg-type]
+            found = osr._arguments(sys._getframe(1), key[1:], references)  # type: ignore[index]
+            assert not isinstance(found, str), found
+            names, kinds, args, _ = found
+            return types.FunctionType(osr_code(code, self.offset, names, kinds), fn.__globals__)(*args)
+
+    args = (9, 12) if fn is _osr_sum else (27, 1000)
+    code = fn.__code__
+    offsets = [i.offset for i in dis.get_instructions(code) if "BACKWARD" in i.opname and "NO_INTERRUPT" not in i.opname]
+    assert len(offsets) == (2 if fn is _osr_sum else 1)
+    for offset in offsets:
+        gate = Entering(offset)
+        counted, _, loops = _live(code, gate)
+        loops.enter = True
+        assert types.FunctionType(counted, fn.__globals__)(*args) == fn(*args)
+        assert gate.asked, offset

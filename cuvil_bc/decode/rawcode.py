@@ -29,6 +29,7 @@ import sys
 import types
 
 EXTENDED_ARG = opcode.opmap["EXTENDED_ARG"]
+JUMP_FORWARD = opcode.opmap["JUMP_FORWARD"]  # (no inline caches in 3.11-3.13)
 _JUMPS = frozenset(getattr(opcode, "hasjump", ())) | frozenset(opcode.hasjrel)
 _BACKWARD = frozenset(op for name, op in opcode.opmap.items() if "BACKWARD" in name)
 assert not opcode.hasjabs, "absolute jumps: not in 3.11-3.13"
@@ -92,13 +93,15 @@ def encode(op: int, arg: int, prefixes: int = 0) -> bytes:
     return bytes(units) + bytes(2 * caches(op))
 
 
-class Insert(collections.namedtuple("Insert", "before units position targeted handlers", defaults=((),))):
+class Insert(collections.namedtuple("Insert", "before units position targeted handlers jump", defaults=((), None))):
     """Units (bytes) to put before instruction `before` (an index into
     `instructions`, or their number: at the end), all at `position` (or a list of
     one position a unit); jumps to that instruction land on them when `targeted`, and
     skip them otherwise. `handlers`: exception-table entries of the units' own (start,
     end, handler, depth and lasti; units counted from the first inserted one). Jumps
-    among the units stay as they are: they move together."""
+    among the units stay as they are: they move together. `jump`: the index of an
+    instruction after `before` that the units go on to, by a ``JUMP_FORWARD`` that
+    `relayout` adds after them (at their last position) and sizes, or None."""
 
     __slots__ = ()
 
@@ -116,23 +119,38 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
     # (growing one can only push others further): deleting what `add_counters` put in
     # gives back the code as CPython assembled it.
     prefixes = [0 if i.target is not None else i.prefixes for i in ins]
+    jumps = [item for item in inserts if item.jump is not None]
+    if any(item.jump < item.before for item in jumps):
+        raise ValueError("an insert's jump goes back")
+    numbered = {id(item): k for k, item in enumerate(jumps)}
+    jump_prefixes = [0] * len(jumps)
+    jump_at = [0] * len(jumps)  # (where each of `jumps` starts)
     while True:
         # New offsets: of each instruction's first unit, and where a jump to it lands.
         start: list[int] = []
         landing: list[int] = []
         at = 0
+        def passed(item: Insert, at: int) -> int:
+            at += len(item.units)
+            if item.jump is not None:
+                k = numbered[id(item)]
+                jump_at[k] = at
+                at += 2 * (jump_prefixes[k] + 1)
+            return at
+
         for n, i in enumerate(ins):
             land = None
             for item in before.get(n, ()):
                 if item.targeted and land is None:
                     land = at
-                at += len(item.units)
+                at = passed(item, at)
             start.append(at)
             landing.append(at if land is None else land)
             if n not in deleted:
                 at += 2 * (prefixes[n] + 1 + caches(i.op))
         end = at
-        at += sum(len(item.units) for item in before.get(len(ins), ()))
+        for item in before.get(len(ins), ()):
+            at = passed(item, at)
         for n in range(len(ins) - 1, -1, -1):  # a deleted instruction: its successor's landing
             if n in deleted and not any(item.targeted for item in before.get(n, ())):
                 landing[n] = landing[n + 1] if n + 1 < len(ins) else end
@@ -160,6 +178,12 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
             if need > prefixes[n]:
                 prefixes[n] = need
                 grew = True
+        for k, item in enumerate(jumps):
+            arg = (landing[item.jump] - jump_at[k] - 2 * (jump_prefixes[k] + 1)) // 2
+            need = (max(arg.bit_length(), 1) - 1) // 8
+            if need > jump_prefixes[k]:
+                jump_prefixes[k] = need
+                grew = True
         if not grew:
             break
     out = bytearray()
@@ -172,6 +196,13 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
         out.extend(item.units)
         n = len(item.units) // 2
         new_positions.extend(item.position if isinstance(item.position, list) else [item.position] * n)
+        if item.jump is not None:
+            k = numbered[id(item)]
+            units = encode(JUMP_FORWARD, (landing[item.jump] - jump_at[k]) // 2 - jump_prefixes[k] - 1, jump_prefixes[k])
+            out.extend(units)
+            listed = isinstance(item.position, list)
+            at = (item.position[-1] if item.position else (None, None, None, None)) if listed else item.position
+            new_positions.extend([at] * (len(units) // 2))
 
     for n, i in enumerate(ins):
         for item in before.get(n, ()):
@@ -317,6 +348,68 @@ def prefixed(code: types.CodeType, template: types.CodeType, nparams: int, helpe
     splice = Insert(first, code.co_code[start:], body_positions, True, handlers)
     return relayout(shaped, [splice], set(range(first, last + 1)) if markers else set(),
                     co_stacksize=max(code.co_stacksize, template.co_stacksize))
+
+
+# -- a function entered at one of its instructions ---------------------------------------
+
+_VARARGS = 0x04 | 0x08  # CO_VARARGS, CO_VARKEYWORDS
+
+
+def entered_at(code: types.CodeType, offset: int, params: list[str], prologue: list[tuple[str, object]], line: int,
+               stacksize: int) -> types.CodeType:
+    """`code` as a function of `params` (plain positional parameters, in that order:
+    locals of its own, then new ones) that runs `prologue` and then goes on at the
+    instruction at byte `offset` (its opcode's unit). The prologue is (opname,
+    argument) pairs: a local's name for an instruction on a local, a name for
+    ``LOAD_GLOBAL`` (which pushes a NULL too), else the argument itself; its
+    instructions are on `line`. The other locals keep their names, after the
+    parameters. `NotInPlace` for code with cells, or locals renumbered past what
+    their instructions hold."""
+    if code.co_cellvars or code.co_freevars:
+        raise NotInPlace("cells")
+    ins = instructions(code)
+    if not ins or ins[0].op != _RESUME:
+        raise NotInPlace("instructions before RESUME")
+    target = next((k for k, i in enumerate(ins) if i.start + 2 * i.prefixes == offset), None)
+    if not target:
+        raise ValueError(f"no instruction at offset {offset} in {code.co_qualname}")
+    old = code.co_varnames
+    varnames = list(params) + [name for name in old if name not in params]
+    index = {name: k for k, name in enumerate(varnames)}
+    raw = bytearray(code.co_code)
+    for i in ins:
+        if i.op in _LOCAL:
+            arg = index[old[i.arg]]
+        elif i.op in _PAIRED:
+            high, low = index[old[i.arg >> 4]], index[old[i.arg & 15]]
+            if high > 15 or low > 15:
+                raise NotInPlace("a pair of locals renumbered past 15")
+            arg = high << 4 | low
+        else:
+            continue
+        units = encode(i.op, arg, i.prefixes)
+        if len(units) != 2 * i.units:
+            raise NotInPlace("a local's index that outgrows its instruction")
+        raw[i.start : i.start + len(units)] = units
+    names = list(code.co_names)
+    added = bytearray()
+    for opname, value in prologue:
+        op = opcode.opmap[opname]
+        if op in _LOCAL:
+            arg = index[value]  # type: ignore[index]
+        elif op == _LOAD_GLOBAL:
+            if value not in names:
+                names.append(value)  # type: ignore[arg-type]
+            arg = names.index(value) << 1 | 1  # type: ignore[arg-type]
+        else:
+            arg = value  # type: ignore[assignment]
+        added += encode(op, arg)
+    renumbered = code.replace(
+        co_code=bytes(raw), co_varnames=tuple(varnames), co_nlocals=len(varnames), co_names=tuple(names),
+        co_argcount=len(params), co_posonlyargcount=0, co_kwonlyargcount=0, co_flags=code.co_flags & ~_VARARGS,
+    )
+    enter = Insert(1, bytes(added), (line, line, None, None), False, (), target)
+    return relayout(renumbered, [enter], set(), co_stacksize=max(code.co_stacksize, stacksize))
 
 
 # -- the exception table: (start, length, handler, depth and lasti), big-endian varints -----

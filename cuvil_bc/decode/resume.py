@@ -29,11 +29,14 @@ from __future__ import annotations
 import dis
 import types
 
-import bytecode
-
 from ..abi import OWN_NAMES
+from . import rawcode
 from . import versions as V
 from .counting import RANGE, VALUE
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import bytecode
 
 _STATE = ".state"  # not an identifier: cannot clash with a local of the function
 
@@ -123,6 +126,8 @@ def _entered(code: types.CodeType, offset: int) -> tuple["bytecode.Bytecode", li
     """`code` as the bytecode library reads it, its items with a label inserted before
     the instruction at byte `offset`, that label, and the index after ``RESUME`` (where
     a prologue goes)."""
+    import bytecode  # (~10 ms to import: only here)
+
     abstract = bytecode.Bytecode.from_code(code)
     offsets = [i.offset for i in dis.get_instructions(code) if i.opname not in ("EXTENDED_ARG", "CACHE")]
     items = list(abstract)
@@ -143,6 +148,8 @@ def _entered(code: types.CodeType, offset: int) -> tuple["bytecode.Bytecode", li
 
 
 def _assembled(abstract: "bytecode.Bytecode", items: list[object], argnames: list[str]) -> types.CodeType:
+    import bytecode
+
     abstract.clear()
     abstract.extend(items)
     abstract.argnames = argnames
@@ -156,6 +163,8 @@ def _assembled(abstract: "bytecode.Bytecode", items: list[object], argnames: lis
 def resume_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack_depth: int) -> types.CodeType:
     """`code` entered at the instruction at byte `offset`, with `names` bound and
     `stack_depth` values on the operand stack (see the module docstring)."""
+    import bytecode
+
     layout = null_layout(code, offset, stack_depth)
     if layout is None:
         raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {stack_depth} values")
@@ -194,29 +203,48 @@ def osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: t
     way the compiler knows a ``for`` loop's iterator) or `VALUE` (one). Unlike a
     continuation (`resume_code`) it is compiled, not interpreted: the locals are
     parameters, so the compiler types each of them from its argument. The other
-    parameters' names start with `OWN_NAMES`, which a counted function's never do."""
+    parameters' names start with `OWN_NAMES`, which a counted function's never do.
+
+    The prologue is spliced into the code's own bytes (`rawcode.entered_at`); only
+    code that it cannot renumber in place (cells) goes through the `bytecode` library,
+    which a warm run would otherwise import (~10 ms) just for this."""
     layout = null_layout(code, offset, len(stack))
     if layout is None or any(layout):
         raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {len(stack)} values")
-    abstract, items, label, start = _entered(code, offset)
-    line = code.co_firstlineno
     params = list(names)
-    prologue = []
+    prologue: list[tuple[str, object]] = []
     for n, kind in enumerate(stack):
         if kind == VALUE:
             params.append(f"{OWN_NAMES}osr{n}")
-            prologue.append(bytecode.Instr("LOAD_FAST", params[-1], lineno=line))
+            prologue.append(("LOAD_FAST", params[-1]))
             continue
         bounds = [f"{OWN_NAMES}osr{n}_{part}" for part in ("start", "stop", "step")]
         params += bounds
-        prologue.append(bytecode.Instr("LOAD_GLOBAL", (True, "range"), lineno=line))
-        prologue += [bytecode.Instr("LOAD_FAST", b, lineno=line) for b in bounds]
+        prologue.append(("LOAD_GLOBAL", "range"))
+        prologue += [("LOAD_FAST", b) for b in bounds]
         if not V.PY312:
-            prologue.append(bytecode.Instr("PRECALL", 3, lineno=line))
-        prologue += [bytecode.Instr("CALL", 3, lineno=line), bytecode.Instr("GET_ITER", lineno=line)]
+            prologue.append(("PRECALL", 3))
+        prologue += [("CALL", 3), ("GET_ITER", 0)]
     # (unbound again: a frame that resumes interpreted, after a deopt, has the function's
     # locals and no others, as a debugger or a traceback's locals show them)
-    prologue += [bytecode.Instr("DELETE_FAST", name, lineno=line) for name in params[len(names) :]]
-    prologue.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
-    items[start:start] = prologue
+    prologue += [("DELETE_FAST", name) for name in params[len(names) :]]
+    try:
+        return rawcode.entered_at(code, offset, params, prologue, code.co_firstlineno, stacksize=len(stack) + 5)
+    except rawcode.NotInPlace:
+        return _osr_code_assembled(code, offset, params, prologue)
+
+
+def _osr_code_assembled(code: types.CodeType, offset: int, params: list[str], prologue: list[tuple[str, object]]) -> types.CodeType:
+    """`osr_code` through the `bytecode` library (code with cells)."""
+    import bytecode
+
+    abstract, items, label, start = _entered(code, offset)
+    line = code.co_firstlineno
+    instrs = [
+        bytecode.Instr(name, lineno=line) if dis.opmap[name] < dis.HAVE_ARGUMENT
+        else bytecode.Instr(name, (True, arg) if name == "LOAD_GLOBAL" else arg, lineno=line)
+        for name, arg in prologue
+    ]
+    instrs.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
+    items[start:start] = instrs
     return _assembled(abstract, items, params)
