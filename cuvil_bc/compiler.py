@@ -15,7 +15,6 @@ import os
 import threading
 import types as pytypes
 import weakref
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import cancel, originals, pipeline
@@ -24,6 +23,7 @@ from .errors import CompileError, Unsupported
 from .ir import format_function
 from .guards import Guard
 from .pipeline import Work
+from .records import field, record
 from .typing.infer import infer
 from .typing.models import model
 from .typing.types import BOTTOM, Type, format_signature, join
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 _symbols = itertools.count()
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Specialization(Work):
     """A function typed for one signature (the `Work` of pipeline.py's stages), what it
     calls natively, and, once lowered, its code."""

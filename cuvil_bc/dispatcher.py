@@ -18,7 +18,6 @@ import threading
 import time
 import types as pytypes
 import weakref
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 
 from . import artifacts, observe, originals, resume
@@ -26,6 +25,7 @@ from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECU
 from .counters import set_code
 from .frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
 from .errors import VARIADIC, CompileError
+from .records import record
 from .typing.arguments import refusal
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 from .warn import internal_warning
@@ -701,7 +701,7 @@ class _LiveStats(dict):  # type: ignore[type-arg]
         return repr(self._now())
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Uncompilable:
     """The key of an argument whose value has no compilable type (a tuple holding a
     list or an int beyond int64): why, so that `explain()` and strict mode can say."""

@@ -17,7 +17,6 @@ front-end check, which runs only the first ones, does without typing.)
 from __future__ import annotations
 
 import types as pytypes
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from .cfg import CFG, build_cfg
@@ -26,13 +25,14 @@ from .ir import build_ir
 from .ir.function import Function
 from .ir.passes import narrow
 from .ir.pipeline import optimize
+from .records import field, record
 from .typing.types import BOTTOM, Type
 
 if TYPE_CHECKING:
     from .guards import Guard
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Work:
     """A function on its way through the stages. `code` is what is decoded (by default
     `pyfunc`'s); `pyfunc` gives its globals and defaults (not needed before
@@ -72,7 +72,7 @@ class Driver(Protocol):
         ...
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Stage:
     name: str
     run: Callable[[Work, Driver], None]

@@ -18,7 +18,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "cuvil_bc"
 #: In order: a module may import from its own layer and the ones before it. A module
 #: belongs to the layer that names it or the package it is in (the longest match).
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("abi", "errors", "warn", "cancel", "priority", "stages", "files", "guards", "originals", "handlers", "_runtime")),
+    ("base", ("abi", "errors", "warn", "cancel", "priority", "stages", "files", "guards", "originals", "handlers", "records", "_runtime")),
     ("decode", ("decode",)),
     ("cfg", ("cfg",)),
     ("ir", ("ir",)),

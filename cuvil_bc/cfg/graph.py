@@ -12,13 +12,12 @@ Successor order: for a conditional jump, (taken, fallthrough); for FOR_ITER,
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ..decode import CONDITIONAL, UNCONDITIONAL, Decoded, Instr
+from ..records import field, record
 from .dominance import immediate_dominators, natural_loops
 
 
-@dataclass(eq=False)
+@record(eq=False)
 class Block:
     """Instructions `start` to `end` (inclusive) of the decoded list."""
 
@@ -39,7 +38,7 @@ class Block:
         return decoded.instrs[self.start : self.end + 1]
 
 
-@dataclass
+@record
 class CFG:
     decoded: Decoded
     blocks: list[Block]  # in instruction order; blocks[0] is the entry

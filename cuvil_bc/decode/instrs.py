@@ -48,7 +48,8 @@ Conditional jumps test truthiness, as ``if value:`` does.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from ..records import record
 
 
 class Op(enum.Enum):
@@ -98,7 +99,7 @@ CONDITIONAL = frozenset(
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class CallArgs:
     """The argument shape of a CALL: `argc` values on the stack, the last ones keyword."""
 
@@ -109,7 +110,7 @@ class CallArgs:
         return f"{self.argc} kw={','.join(self.kwnames)}" if self.kwnames else str(self.argc)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Instr:
     """One neutral instruction.
 
@@ -132,7 +133,7 @@ class Instr:
         return text
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExceptRegion:
     """Instructions `start` to `end` (indices, inclusive) are covered by handler `target`."""
 
@@ -143,7 +144,7 @@ class ExceptRegion:
     lasti: bool
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Decoded:
     """A decoded code object: its instructions plus what later layers need to know."""
 

@@ -11,15 +11,16 @@ operators with these symbols (tests/test_primitives.py checks that each has a ro
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from typing import Callable
+
+from ..records import record
 
 BINARY, UNARY, COMPARE = "binary", "unary", "compare"
 #: When an operator raises on ints, floats and bools in CPython (`Operator.raises`).
 NEVER, ZERO_DIVISOR, NEGATIVE_SHIFT, MAY = "never", "zero divisor", "negative shift", "may"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Operator:
     symbol: str
     kind: str  # BINARY, UNARY or COMPARE

@@ -6,7 +6,6 @@ NumPy's array creators.
 from __future__ import annotations
 
 import types as pytypes
-from dataclasses import dataclass
 from typing import Protocol
 
 from llvmlite import ir
@@ -18,6 +17,7 @@ from ..typing.primitives import CPYTHON, Primitive, as_number, creator_name, loo
 from ..typing.primitives import result_type as call_result_type
 from ..typing.types import BOOL, FLOAT, ArrayMethod, ArrayType, BoundMethod, ObjType, TupleType, Type, UnionType, base
 from . import arrays
+from ..records import record
 from .builtins import lowering_of
 from .emitter import Emitter, Typed
 from .entry import call_compiled, declare_function
@@ -43,7 +43,7 @@ def calls_python_functions(fn: Function) -> bool:
     )
 
 
-@dataclass
+@record
 class CallLowering:
     """The calls of one function, lowered to `symbol`: its calls to itself go to
     `self_calls` instead when given (see `codegen.lower_recursive`). `depth` is the

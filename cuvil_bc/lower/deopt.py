@@ -9,8 +9,6 @@ passes; the emitter asks the current one to `emit` itself on each deopt path.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from llvmlite import ir
 
 from ..abi import RESUME_SLOTS
@@ -18,6 +16,7 @@ from ..errors import Unsupported
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..opt import ownership
+from ..records import field, record
 from ..typing.infer import value_type
 from ..typing.models import state_words
 from ..typing.types import BOTTOM, ArrayType, ObjType, Type, holds_array
@@ -27,7 +26,7 @@ from .points import ResumeInfo, Slot
 from .refcount import Getter, Holdings, incref
 
 
-@dataclass
+@record
 class Resumes:
     """The resume points of one lowered function. `pyfunc` is the Python function the
     interpreter resumes; `points` collects each point's `ResumeInfo` by the name its

@@ -10,7 +10,6 @@ feeds (`phis_for_edge`), and lets it finish the blocks it added (`finish`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Callable, Container
 
 from llvmlite import ir
@@ -19,6 +18,7 @@ from ..ir import ops as O
 from ..ir.dominance import natural_loops
 from ..ir.function import BasicBlock, Function
 from ..opt.regions import range_loop
+from ..records import field, record
 from .emitter import Emitter, Typed
 from .ltypes import I32, I64, ITER, inaccessible_only
 
@@ -35,7 +35,7 @@ CHUNK = 16384
 GIL_REPORT_PASSES = 256
 
 
-@dataclass
+@record
 class Chunked:
     """An innermost ``for ... in range(...)`` loop that runs in chunks of `CHUNK`
     iterations. Entries into the loop go to `block`, which sets `limit` (the iterator's

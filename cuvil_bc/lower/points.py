@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import itertools
 import types as pytypes
-from dataclasses import dataclass
 from typing import Any
+
+from ..records import record
 
 
 _numbers = itertools.count(1)  # (0 means "no resume point" in a deopt record)
@@ -27,7 +28,7 @@ def new_number() -> int:
     return next(_numbers)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Slot:
     """How to rebuild one value: ``("words", type, first word, owns)``,
     ``("const", value)``, ``("arg", index)`` or ``("unbound",)``. A natively allocated
@@ -40,7 +41,7 @@ class Slot:
     owns: bool = False
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ResumeInfo:
     """Resume `pyfunc` at bytecode byte `offset` (source line `line`): local
     `names[k]` is rebuilt by `slots[k]`, the operand stack (bottom first) by the slots

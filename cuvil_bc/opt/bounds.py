@@ -38,10 +38,10 @@ only reads arrays, and NumPy refuses to resize an array that the call's argument
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..ir import ops as O
+from ..records import field, record
 
 if TYPE_CHECKING:
     from ..ir.function import Function
@@ -467,7 +467,7 @@ def same_element(a: "O.Subscript | O.StoreItem", b: "O.Subscript | O.StoreItem")
     return len(x) == len(y) and all(same_value(u, v) for u, v in zip(x, y))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Span:
     """An entry test of an index from the interval of its values (`span_form`): the
     interval's low end is tested against 0 when `low`, its high end against the

@@ -42,12 +42,12 @@ after the loop would miss an overflow in an earlier iteration, and a loop with a
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Callable
 
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..ir.dominance import natural_loops
+from ..records import record
 from .regions import Region
 from ..typing.infer import value_type
 from ..typing.primitives import Primitive, lookup
@@ -261,7 +261,7 @@ def _passes_on(u: O.Op, v: O.Value) -> bool:
     return _is_int_call(u) and list(u.args) == [v]  # type: ignore[attr-defined]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class OpTests:
     """What one op of a function that only reads does about finiteness: the carriers
     it tests before it runs (`tests`), how a `math` call tests its own result

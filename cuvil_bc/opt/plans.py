@@ -27,11 +27,10 @@ Example of the text::
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
 from ..ir.printer import Namer, op_text
+from ..records import record
 from ..typing.infer import value_type
 from ..typing.types import ArrayType, NpScalar, options
 from .bounds import VALUE, BoundsPlan, Span
@@ -42,7 +41,7 @@ from .strip_plans import StripPlan, plan_strips
 from .wrapping import wrapping_ops
 
 
-@dataclass
+@record
 class Plans:
     floats: FloatTests
     strips: dict[BasicBlock, StripPlan]

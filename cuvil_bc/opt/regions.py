@@ -35,18 +35,17 @@ The outermost loop that qualifies is the region; loops inside it belong to it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import ops as O
 from ..ir.dominance import natural_loops
 from ..ir.function import BasicBlock, Function
+from ..records import record
 from ..typing.infer import value_type
 from ..typing.primitives import is_pure_callable
 from ..typing.types import RANGE_ITER
 from .ownership import Liveness, is_owned, owner
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class Region:
     """A loop of a function that writes, whose blocks (`blocks`) neither write nor
     hold references; its deoptimisations resume at `checkpoint` (in the loop's only

@@ -17,10 +17,9 @@ element stores moving along the last axis qualify.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..ir import ops as O
 from ..ir.function import BasicBlock, Function
+from ..records import record
 from ..typing.infer import value_type
 from ..typing.primitives import lookup
 from ..typing.types import BOOL, FLOAT, INT, NP_BOOL, NP_F64, RANGE_ITER, ArrayType, NpScalar, UnionType, holds_array
@@ -33,7 +32,7 @@ SHORT_BODY_OPS = 40
 _OPS = (O.BinOp, O.UnaryOp, O.Compare, O.Truth, O.Select, O.BuildTuple, O.TupleGet, O.Subscript, O.StoreItem, O.IterValue, O.Checkpoint, O.Narrow, O.Call)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class StripPlan:
     """How the innermost loop with this body runs in strips. `buffered` (a loop with a
     recurrence): strips of exactly `SHORT` iterations, unrolled completely, whose
@@ -310,7 +309,7 @@ F32 = NpScalar("float32")
 _FLOAT32_MAX = 3.4028234663852886e38
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class VectorPlan:
     """A body that runs in vector groups: its float reads, its float ops, the one store,
     and the other arrays read (none may overlap the store's array at run time; the

@@ -16,14 +16,13 @@ dtype, `order=`, float `arange` bounds) is unsupported and runs in CPython.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ..errors import Unsupported
+from ..records import record
 from .types import (
     ARRAY_DTYPES, BOOL, FLOAT, INT, MAX_NDIM, NONE, NP_F64, NP_I64, ArrayType, ObjType, TupleType, Type, base, is_index,
 )
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Creation:
     """What the lowering needs: the function, and which arguments hold what."""
 

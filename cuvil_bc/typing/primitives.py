@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import builtins
 import math
-from dataclasses import dataclass
 from typing import Callable
 
 from ..errors import Unsupported
+from ..records import record
 from .types import BOOL, COMPLEX, FLOAT, INT, NONE, NP_BOOL, NP_F64, RANGE, UINT, NpScalar, TupleType, Type, base
 
 NUMERIC = (BOOL, INT, FLOAT)
@@ -40,7 +40,7 @@ OWN, CREATES, LIBM, CPYTHON = "own", "creates", "libm", "cpython"
 CONSTANT_MODULES = (math,)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Primitive:
     name: str  # "abs", "math.hypot", "numpy.zeros": the key of its lowering and of its messages
     obj: object  # the callable (None for a NumPy function: `lookup` finds it once NumPy is imported)

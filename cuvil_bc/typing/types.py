@@ -10,10 +10,10 @@ function) with no run-time representation. `UNDEF` marks a possibly unbound loca
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from ..errors import Unsupported
+from ..records import record
 
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
@@ -27,7 +27,7 @@ class Type:
     pass
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scalar(Type):
     name: str
 
@@ -54,7 +54,7 @@ UNDEF = Scalar("undef")
 BOTTOM = Scalar("bottom")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class NpScalar(Type):
     """A NumPy scalar (``np.float64``, ``np.int64``, ``np.bool``): what indexing an array
     gives. Represented like its Python counterpart (`base`), but NumPy's rules decide
@@ -85,7 +85,7 @@ NP_I64 = NpScalar("int64")
 NP_BOOL = NpScalar("bool")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayType(Type):
     """A NumPy array (any layout): data pointer, shape, strides. `readonly` arrays
     (``a.flags.writeable`` false) are a separate type, so that code writing to one is
@@ -114,7 +114,7 @@ class ArrayType(Type):
         return NpScalar(self.dtype)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BoundMethod(Type):
     """``x.bit_length`` and the like: a method of a number (a row of the primitives'
     table, `primitives.method`) bound to a value of type `receiver`; only ever called,
@@ -127,7 +127,7 @@ class BoundMethod(Type):
         return f"method {self.name} of {self.receiver}"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ArrayMethod(Type):
     """``a.copy`` and the like: a method of an array, only ever called."""
 
@@ -163,7 +163,7 @@ def is_index(t: Type) -> bool:
     return t in (INT, UINT) or (isinstance(t, NpScalar) and t.base == INT)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class TupleType(Type):
     items: tuple[Type, ...]
 
@@ -171,7 +171,7 @@ class TupleType(Type):
         return "tuple[" + ", ".join(map(str, self.items)) + "]" if self.items else "tuple[()]"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class UnionType(Type):
     options: tuple[Type, ...]  # at least two, none a union, sorted by text
 
@@ -179,7 +179,7 @@ class UnionType(Type):
         return " | ".join(map(str, self.options))
 
 
-@dataclass(frozen=True, eq=False)
+@record(frozen=True, eq=False)
 class ObjType(Type):
     """A Python object known at compile time: a module, function, builtin or class."""
 
@@ -195,7 +195,7 @@ class ObjType(Type):
         return f"<{getattr(self.obj, '__qualname__', getattr(self.obj, '__name__', type(self.obj).__name__))}>"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ExcType(Type):
     """An exception instance (only ever raised, which hands the call back to CPython)."""
 
