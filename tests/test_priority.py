@@ -245,3 +245,43 @@ def test_the_hook_claims_priority_over_the_function_it_compiles(tmp_path: Path) 
     hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_SYNC": "0", "CUVIL_BC_CACHE": "0"})
     assert hooked.returncode == 0, hooked.stderr
     assert hooked.stdout.splitlines()[-1] == "native [('kern', True, True, True)] False False", hooked.stdout
+
+
+ONCE = """
+def once(n):
+    t = 0
+    for i in range(n):
+        t = (t + i * i) % 1000003
+    return t
+"""
+
+
+def test_the_hook_claims_priority_over_a_loop_whose_entry_it_compiles(tmp_path: Path) -> None:
+    # The same for on-stack replacement: while the worker compiles the entry of a loop
+    # that runs in a function called once, the loop's ticks wait (running on, they took
+    # the GIL from the compile at every switch interval: it took three times as long),
+    # and once the entry is decided they no longer do.
+    program = tmp_path / "prio_osr.py"
+    program.write_text(
+        "import _thread\n"
+        "from cuvil_bc import priority\n"
+        "from cuvil_bc.hook import osr\n"
+        "from cuvil_bc.hook.hot import RUNTIME\n"
+        "seen = []\n"
+        "real = osr.compile_entry\n"
+        "def spy(runtime, record, plan):\n"
+        "    claim = priority._claim\n"
+        "    seen.append((record.info.qualname, record.loop_counter.waits, claim is not None and claim[0] == _thread.get_ident()))\n"
+        "    real(runtime, record, plan)\n"
+        "osr.compile_entry = spy\n"
+        + ONCE +
+        "print(once(8_000_000))\n"
+        "record = next(r for r in RUNTIME.records.values() if r.info.qualname == 'once')\n"
+        "print(seen, record.loop_counter.waits, record.osr.entered)\n"
+    )
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_SYNC": "0", "CUVIL_BC_CACHE": "0"})
+    assert hooked.returncode == 0, hooked.stderr
+    namespace: dict[str, object] = {}
+    exec(ONCE, namespace)  # noqa: S102 (the same function, uncompiled)
+    assert hooked.stdout.splitlines()[0] == str(namespace["once"](8_000_000))  # type: ignore[operator]
+    assert hooked.stdout.splitlines()[-1] == "[('once', True, True)] False 1", hooked.stdout

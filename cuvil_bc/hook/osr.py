@@ -176,7 +176,13 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
             return None
     state.compiling = True
     if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
+        from .hot import _waiting
+
         runtime.load_compiler()
+        # The loop's ticks wait while the compile holds the GIL (priority.py), as a
+        # hot function's calls do: interpreted, they took it from the compile at every
+        # switch interval, which then took three times as long.
+        _waiting(record, True)
         runtime._submit((record, lambda: compile_entry(runtime, record, plan), len(plan.code.co_code) // 2))
         return None
     # (an entry from the cache loads in milliseconds, and without the compiler: here)
