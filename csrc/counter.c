@@ -119,6 +119,12 @@ static int counter_bool(PyObject *op) {
     if (self->waits && atomic_load_explicit(&priority_claimed, memory_order_acquire))
         priority_wait();
     if (self->left > 0 && --self->left == 0 && self->trigger != NULL) {
+        /* A signal that arrived while the function ran has its handler run here, in
+         * the counted function's frame, as at its next instruction: called with it
+         * pending, the trigger (Python) would run it on entry, and the handler's
+         * exception would show the trigger's frame. */
+        if (PyErr_CheckSignals() < 0)
+            return -1;
         PyObject *trigger = self->trigger;
         Py_INCREF(trigger);
         PyObject *result = PyObject_CallNoArgs(trigger);

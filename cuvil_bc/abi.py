@@ -26,7 +26,7 @@ VERSION = "0.1.0"
 #: The version of the C runtime's interface. Bump it with any change of a C function's
 #: signature or of a constant below: an older build (an editable install not rebuilt)
 #: is then refused instead of being called wrongly (lower/runtime.py).
-ABI_VERSION = 32
+ABI_VERSION = 33
 #: Words of resume state native code may store for a deoptimisation (cuvil_bc/resume.py).
 RESUME_SLOTS = 1024
 #: Words of a deopt record before its resume words: the line, the resume point (0:
