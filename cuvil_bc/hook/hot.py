@@ -435,9 +435,8 @@ class Runtime:
             # GIL for it too: done here, the counters go at once.)
             self.compile(record, code, args, refused)
             return
-        _waiting(record, True)  # (see priority.py)
         self.load_compiler()
-        self._submit((record, functools.partial(self.compile, record, code, args, refused), len(code.co_code) // 2))
+        self.submit(record, functools.partial(self.compile, record, code, args, refused), len(code.co_code) // 2)
 
     def load_compiler(self) -> None:
         """Load the compiler on the program's thread, the first time, before the worker
@@ -457,6 +456,15 @@ class Runtime:
                 os.register_at_fork(
                     before=self._before_fork, after_in_parent=self._after_fork_in_parent, after_in_child=self._after_fork_in_child
                 )
+
+    def submit(self, record: Record, compile: Callable[[], None], units: int) -> None:
+        """Queue `compile` (of `units` code units of `record`'s function) for the
+        worker. Meanwhile the ticks of the function's counters wait while the worker
+        holds the GIL for it (priority.py): running the function interpreted, the
+        program's thread took the GIL from the compile at every switch interval, and
+        the compile took up to three times as long."""
+        _waiting(record, True)
+        self._submit((record, compile, units))
 
     def _submit(self, job: Job) -> None:
         with self.lock:

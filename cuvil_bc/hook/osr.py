@@ -42,10 +42,13 @@ from __future__ import annotations
 import sys
 import time
 import types
-from typing import Any
 
 from ..frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
 from ..typing.arguments import may_compile
+
+TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Loop ticks between an exit's first ask and its second, over which a tick's time is measured.
 TIMING_TICKS = 1000
@@ -176,14 +179,8 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
             return None
     state.compiling = True
     if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
-        from .hot import _waiting
-
         runtime.load_compiler()
-        # The loop's ticks wait while the compile holds the GIL (priority.py), as a
-        # hot function's calls do: interpreted, they took it from the compile at every
-        # switch interval, which then took three times as long.
-        _waiting(record, True)
-        runtime._submit((record, lambda: compile_entry(runtime, record, plan), len(plan.code.co_code) // 2))
+        runtime.submit(record, lambda: compile_entry(runtime, record, plan), len(plan.code.co_code) // 2)
         return None
     # (an entry from the cache loads in milliseconds, and without the compiler: here)
     compile_entry(runtime, record, plan)
