@@ -8,11 +8,13 @@ Call time code: it never imports llvmlite.
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from .abi import VIEW_OF_ARGUMENT
 from .typing.models import model
 from .typing.types import Type
+
+TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 
 def box_array(o: Any, k: int, args: tuple[Any, ...], dtype: str, ndim: int, made: dict[Any, Any]) -> Any:

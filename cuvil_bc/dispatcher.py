@@ -18,7 +18,6 @@ import threading
 import time
 import types as pytypes
 import weakref
-from typing import TYPE_CHECKING, Any, Callable
 
 from . import artifacts, observe, originals, resume
 from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
@@ -30,7 +29,9 @@ from .typing.arguments import refusal
 from .typing.types import BOOL, FLOAT, INT, NONE, ArrayType, NpScalar, TupleType, Type, array_type, format_signature, parse_signature, typeof
 from .warn import internal_warning
 
+TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
 if TYPE_CHECKING:
+    from typing import Any, Callable
     from .compiler import Compiler, Specialization
 
 _SCALARS: dict[type, Type] = {int: INT, float: FLOAT, bool: BOOL, type(None): NONE}

@@ -25,9 +25,12 @@ from __future__ import annotations
 import atexit
 import json
 import os
-from typing import Any, TextIO
 
 from .hot import RUNTIME
+
+TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
+if TYPE_CHECKING:
+    from typing import Any, TextIO
 
 _registered: set[str] = set()
 

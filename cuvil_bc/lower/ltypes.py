@@ -21,12 +21,15 @@ is ``-(k + 1)`` for argument k, so that returning an argument returns that very 
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Callable, Iterator
+
 from llvmlite import ir
 
-from typing import Any, Callable, Iterator
-
-from ..typing.models import BIT, DATA, ITERATOR, MEMINFO, REAL, TAG, UNIT, WORD, Layout, c_params, model
+from ..typing.models import BIT, DATA, ITERATOR, MEMINFO, REAL, TAG, UNIT, WORD, c_params, model
 from ..typing.types import Type
+
+if TYPE_CHECKING:
+    from ..typing.models import Layout
 
 I1 = ir.IntType(1)
 I8 = ir.IntType(8)

@@ -23,12 +23,22 @@ the boundary (the real part's bits, then the imaginary part's), C entry slot ``c
 
 from __future__ import annotations
 
-from typing import Any, Protocol, Union
-
 from .types import (
     BOOL, BOTTOM, COMPLEX, FLOAT, INT, NONE, UINT, INT128, NP_BOOL, NP_F64, RANGE, RANGE_ITER, UNDEF, ArrayMethod, BoundMethod,
     ArrayType, ExcType, NpScalar, ObjType, TupleType, Type, UnionType,
 )
+
+TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
+if TYPE_CHECKING:
+    from typing import Any, Protocol, Union
+
+    Layout = Union[str, tuple["Layout", ...]]
+
+    class Arrays(Protocol):
+        """What `Model.rebuild` asks of its caller for arrays (resume.py's `_Arrays`)."""
+
+        def get(self, w: Any, k: int, t: ArrayType, owns: bool) -> Any: ...
+
 
 # -- Leaf kinds of a native representation -------------------------------------------
 #: i1; a word 0 or 1; an ``int64_t`` parameter (nonzero is true)
@@ -50,8 +60,6 @@ MEMINFO = "meminfo"
 #: first three fields in the resume state
 ITERATOR = "iterator"
 
-Layout = Union[str, tuple["Layout", ...]]
-
 #: Boundary words, resume-state words and C parameter type of each leaf kind.
 LEAF_WORDS = {BIT: 1, WORD: 1, REAL: 1, TAG: 1, UNIT: 0, DATA: 1, MEMINFO: 1, ITERATOR: 0}
 LEAF_STATE_WORDS = {**LEAF_WORDS, ITERATOR: 3}
@@ -63,12 +71,6 @@ def leaves(layout: Layout) -> list[str]:
     if isinstance(layout, str):
         return [layout]
     return [k for part in layout for k in leaves(part)]
-
-
-class Arrays(Protocol):
-    """What `Model.rebuild` asks of its caller for arrays (resume.py's `_Arrays`)."""
-
-    def get(self, w: Any, k: int, t: ArrayType, owns: bool) -> Any: ...
 
 
 #: What `rebuild` gives for an unbound local (resume.py tests for it).
