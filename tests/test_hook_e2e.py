@@ -867,3 +867,26 @@ def test_on_stack_replacement_waits_for_a_loop_long_enough_to_repay_it(tmp_path:
         hooked = run(["-X", "importhook", "cuvil_bc", "once.py", "--once"], env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0", "CUVIL_BC_OSR": mode})
         assert hooked.stdout.splitlines()[-1] == "False", hooked.stdout  # nothing of the compiler loaded
         assert report(out)["setup"]["osr_entries"] == 0
+
+
+def test_a_short_loop_in_a_long_function_called_once_is_left_alone(tmp_path: Path) -> None:
+    # Found by a helper: the gate timed a loop's ticks including its own work at the
+    # second ask (making the function's code as written, ~4 us a code unit), so the
+    # 30 ms loop of a 400-line function looked seconds long: the run asked the cache and
+    # loaded the compiler for nothing, and took several times as long as plain. That
+    # work is now the gate's, not the loop's, and asking the cache is priced by size.
+    body = "\n".join(f"    t = (t * {k % 7 + 2} + a + {k}) % 1000003\n    a = (a + t) % 9973" for k in range(200))
+    (tmp_path / "long.py").write_text(
+        "import sys\n\n\n"
+        "def main(n):\n    t, a = 0, 1\n    for i in range(n):\n        t = (t + i * a) % 1000003\n"
+        f"{body}\n    return t, a\n\n\n"
+        "print(main(150_000))\n"
+        "print(sorted(m for m in ('cuvil_bc.artifacts', 'llvmlite', 'cuvil_bc.compiler') if m in sys.modules))\n"
+    )
+    plain = run(["long.py"], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "long.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE_DIR": str(tmp_path / "cache")})
+    assert hooked.returncode == 0, hooked.stderr
+    assert hooked.stdout.splitlines()[0] == plain.stdout.splitlines()[0]
+    assert hooked.stdout.splitlines()[-1] == "[]", hooked.stdout
+    assert report(out)["main"]["osr_entries"] == 0

@@ -79,9 +79,10 @@ class State:
 
     def __init__(self) -> None:
         self.t0 = 0.0  # when its loop counter first triggered
-        #: By the offset of a loop's jump: the time, the ticks and the items its range
-        #: iterators had left when an exit there first asked (`_remaining`).
-        self.first: dict[int, tuple[float, int, tuple[int, ...]]] = {}
+        #: By the offset of a loop's jump: the time, the ticks, the items its range
+        #: iterators had left and the gate's time so far when an exit there first
+        #: asked (`_remaining`).
+        self.first: dict[int, tuple[float, int, tuple[int, ...], float]] = {}
         self.entries: dict[int, Entry] = {}  # by the offset of the loop's jump
         self.refused: dict[int, str] = {}
         self.compiling = False
@@ -89,6 +90,9 @@ class State:
         self.compile_seconds = 0.0
         self.lengths: dict[int, list[int]] = {}  # the most items seen left, by loop depth (`_remaining`)
         self.cached: dict[int, bool] = {}  # whether the cache holds an offset's entry (`worth`)
+        #: Seconds the gate has spent deciding, which the loop's ticks did not (`_remaining`).
+        self.spent = 0.0
+        self.plain: types.CodeType | None = None  # the function's code as written (`_entry`)
 
 
 def on_loop_hot(runtime: Any, record: Any) -> None:
@@ -105,10 +109,20 @@ def on_loop_hot(runtime: Any, record: Any) -> None:
 class _Plan:
     """What a compile of an entry needs, taken from the frame at the exit."""
 
-    def __init__(self, code: types.CodeType, namespace: dict[str, Any], offset: int, names: tuple[str, ...], kinds: tuple[str, ...], args: tuple[Any, ...]) -> None:
-        self.code, self.namespace, self.offset = code, namespace, offset
+    def __init__(self, state: State, counted: types.CodeType, namespace: dict[str, Any], offset: int, names: tuple[str, ...],
+                 kinds: tuple[str, ...], args: tuple[Any, ...]) -> None:
+        self.state, self.counted, self.namespace, self.offset = state, counted, namespace, offset
         self.names, self.kinds, self.args = names, kinds, args
+        self.units = len(counted.co_code) // 2  # (the function's size, for the costs of `worth`)
         self.function: types.FunctionType | None = None  # (`_function`)
+
+    @property
+    def code(self) -> types.CodeType:
+        """The function's code as written (made once a function, when first needed:
+        ~4 us a code unit)."""
+        if self.state.plain is None:
+            self.state.plain = _plain(self.counted)
+        return self.state.plain
 
 
 @hidden_frames
@@ -123,6 +137,7 @@ def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
     record.loop_counter.enter = False
     from .signals import DeferredSignals
 
+    started = time.perf_counter()
     try:
         with DeferredSignals():  # (not while the entered code runs: it polls for them)
             found = _entry(runtime, record, key, frame)
@@ -133,6 +148,9 @@ def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
             record.osr.refused.setdefault(key[0], f"internal error: {type(e).__name__}: {e}")
         runtime.warn(f"{record.info.module}.{record.info.qualname}: internal error in on-stack replacement: {type(e).__name__}: {e}")
         return gate
+    finally:
+        if record.osr is not None:
+            record.osr.spent += time.perf_counter() - started
     if found is None:
         return gate
     entry, args = found
@@ -168,8 +186,8 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     if "range" in frame.f_globals or frame.f_builtins.get("range") is not range:
         state.refused[offset] = "a global named range"  # (the entry's prologue calls range)
         return None
-    plan = _Plan(_plain(frame.f_code), frame.f_globals, offset, names, kinds, args)
     counter = record.loop_counter
+    plan = _Plan(state, frame.f_code, frame.f_globals, offset, names, kinds, args)
     if runtime.options.osr != "always":
         remaining = _remaining(state, offset, counter.ticks, lengths)
         if remaining is None or not worth(runtime, state, plan, remaining):
@@ -180,7 +198,7 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     state.compiling = True
     if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
         runtime.load_compiler()
-        runtime.submit(record, lambda: compile_entry(runtime, record, plan), len(plan.code.co_code) // 2)
+        runtime.submit(record, lambda: compile_entry(runtime, record, plan), plan.units)
         return None
     # (an entry from the cache loads in milliseconds, and without the compiler: here)
     compile_entry(runtime, record, plan)
@@ -197,15 +215,18 @@ def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) 
     times the ticks one of them has taken so far, and the product of the items left at
     each depth (an inner loop at the most it has been seen to have: near its end, it
     still starts again from its full length). And a loop is taken to run at least as
-    long again as it has run since its function's loops got hot."""
+    long again as it has run since its function's loops got hot. The gate's own time
+    (`State.spent`: its decisions, the imports of a first look in the cache) counts
+    in neither: with it, a function of a few hundred lines took a loop with 30 ms
+    left for one with seconds left, and paid a compile for nothing."""
     now = time.perf_counter()
     first = state.first.get(offset)
     if first is None:
-        state.first[offset] = (now, ticks, lengths)
+        state.first[offset] = (now, ticks, lengths, state.spent)
         return None
-    then, ticks0, lengths0 = first
+    then, ticks0, lengths0, spent0 = first
     ticks_run = max(1, ticks - ticks0)
-    tick_seconds = (now - then) / ticks_run
+    tick_seconds = max(0.0, now - then - (state.spent - spent0)) / ticks_run
     left = 0
     if lengths:
         seen = state.lengths.setdefault(offset, list(lengths))
@@ -217,7 +238,7 @@ def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) 
         # (no outer item done yet: each takes more than the ticks run so far)
         per_item = ticks_run / consumed if consumed > 0 else ticks_run
         left = max(product, int(lengths[0] * per_item))
-    return max(left * tick_seconds, now - state.t0)
+    return max(left * tick_seconds, now - state.t0 - state.spent)
 
 
 def _references(key: tuple[Any, ...]) -> list[int]:
@@ -275,21 +296,28 @@ def _plain(code: types.CodeType) -> types.CodeType:
 #: What entering costs the program, roughly, in seconds: from the native-code cache
 #: (the imports of the loader and of the code's description, the load), or compiling
 #: (then loading the compiler too, the first time). Measured on a 2-vCPU VM with
-#: 3.11-3.13: a cached entry ~17 ms; loading the compiler and LLVM 45-55 ms; a
-#: process's first compile of an entry 56-65 ms (its lowering's imports included).
+#: 3.11-3.13: a cached entry ~17 ms; loading the compiler and LLVM 45-55 ms.
 CACHED_COST = 0.03
-COMPILE_COST = 0.06
 COMPILER_COST = 0.06
+#: And what grows with the function (its code units, as counted): asking the cache
+#: (the code as written, the entry's code and its key: ~12 us a unit, 60 ms for a
+#: 400-line function), and compiling the entry (a process's first compile, its
+#: lowering's imports included: 60 ms for 250 units, 0.21 s for 760, 1.5 s for 4800),
+#: at this run's own rate once it has compiled something.
+ASK_UNIT_COST = 12e-6
+COMPILE_UNIT_COST = 0.25e-3
 
 
 def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
     """Whether `remaining` seconds of the loop, interpreted, repay entering it. Asking
-    the cache costs imports (~10 ms): only where a load would repay it."""
-    if remaining < MARGIN * CACHED_COST:
+    the cache costs imports and work on the code: only where a load would repay it."""
+    if remaining < MARGIN * (CACHED_COST + ASK_UNIT_COST * plan.units):
         return False
     if runtime.options.cache and _known_cached(state, plan):
         return True
-    return remaining >= MARGIN * (COMPILE_COST + (0.0 if runtime.compiler_loaded else COMPILER_COST))
+    seconds, units = runtime.compiled
+    rate = seconds / units if units else COMPILE_UNIT_COST
+    return remaining >= MARGIN * (rate * plan.units + (0.0 if runtime.compiler_loaded else COMPILER_COST))
 
 
 def _known_cached(state: State, plan: _Plan) -> bool:
