@@ -285,3 +285,28 @@ def test_the_hook_claims_priority_over_a_loop_whose_entry_it_compiles(tmp_path: 
     exec(ONCE, namespace)  # noqa: S102 (the same function, uncompiled)
     assert hooked.stdout.splitlines()[0] == str(namespace["once"](8_000_000))  # type: ignore[operator]
     assert hooked.stdout.splitlines()[-1] == "[('once', True, True)] False 1", hooked.stdout
+
+
+def test_a_functions_ticks_wait_until_its_last_queued_compile_is_done() -> None:
+    # Found by a helper: a loop's entry and then the function's calls can be queued
+    # for the worker one after the other; the first job done made the function's
+    # ticks stop waiting while the second was still to come.
+    import types as pytypes
+
+    from cuvil_bc.hook.hot import Runtime
+
+    runtime = Runtime()
+    record = pytypes.SimpleNamespace(call_counter=Counter(10**9, None), loop_counter=Counter(10**9, None))
+    seen: list[tuple[bool, bool]] = []
+
+    def job() -> None:
+        seen.append((record.call_counter.waits, record.loop_counter.waits))
+
+    runtime.worker_running = True  # (queued only: this test runs the worker's jobs itself)
+    runtime.submit(record, job, 10)  # type: ignore[arg-type]
+    runtime.submit(record, job, 10)  # type: ignore[arg-type]
+    runtime._do(runtime.pending.popleft())
+    assert (record.call_counter.waits, record.loop_counter.waits) == (True, True)
+    runtime._do(runtime.pending.popleft())
+    assert (record.call_counter.waits, record.loop_counter.waits) == (False, False)
+    assert seen == [(True, True), (True, True)]

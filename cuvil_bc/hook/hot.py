@@ -528,7 +528,10 @@ class Runtime:
                 if finished:
                     seconds, units = self.compiled
                     self.compiled = (seconds + time.monotonic() - started, units + job[2])
-            _waiting(job[0], False)
+                # (another job of the same function, a loop's entry and then its calls,
+                # keeps them waiting)
+                if not any(queued[0] is job[0] for queued in self.pending):
+                    _waiting(job[0], False)
             if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
                 sys.setswitchinterval(interval)
 
