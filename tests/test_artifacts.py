@@ -339,6 +339,26 @@ def test_the_directory_keeps_to_its_size_cap(cache_dir: Path, tmp_path: Path, mo
     assert sum(p.stat().st_size for p in _files(cache_dir)) <= 1 << 20
 
 
+def test_the_hook_asks_the_cache_by_name_before_making_a_key(cache_dir: Path, tmp_path: Path) -> None:
+    # The hook's first question for each hot function (and each loop entry) on a cold
+    # cache: whether its directory holds a file of the function's name, answered
+    # without the code as written and its digest (a few ms a function). The
+    # directory is listed once a process; what this process stores is added.
+    kernel = _kernel_source(tmp_path)
+    other = tmp_path / "othermod.py"
+    other.write_text("def kernel(n):\n    return n\n\n\ndef lone(n):\n    return -n\n")
+    namespace: dict[str, object] = {}
+    exec(compile(other.read_text(), str(other), "exec"), namespace)
+    lone = namespace["lone"]
+    assert not location.may_hold(kernel.__code__)  # type: ignore[attr-defined]  # (no directory yet)
+    f = cuvil_bc.compile(kernel)
+    assert f(100) == kernel(100) and f.stats["compiles"] == 1  # type: ignore[operator]
+    assert location.may_hold(kernel.__code__)  # type: ignore[attr-defined]  # (stored by this process)
+    assert not location.may_hold(lone.__code__)  # type: ignore[attr-defined]
+    location._names.clear()  # (as a new process sees the directory)
+    assert location.may_hold(kernel.__code__) and not location.may_hold(lone.__code__)  # type: ignore[attr-defined]
+
+
 def test_a_fallback_is_not_stored(cache_dir: Path) -> None:
     def text(n):
         return "x" * n

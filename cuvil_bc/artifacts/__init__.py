@@ -100,6 +100,7 @@ def store(spec: Any, key: bytes, drops: frozenset[str], original: Callable[[obje
     source = spec.pyfunc.__code__.co_filename
     if write_atomic(path, data, source_mode(source if os.path.isfile(source) else None)):
         _count("stored")
+        location.stored_name(path)
         location.wrote(os.path.dirname(path), len(data), location.size_limit())
 
 
@@ -108,5 +109,6 @@ def _count(what: str) -> None:
         counts[what] += 1
 
 
+may_hold = location.may_hold
 set_directory = location.set_directory
 set_enabled = location.set_enabled

@@ -64,18 +64,53 @@ def size_limit() -> int:
 
 def path(pyfunc: pytypes.FunctionType, key: bytes) -> str | None:
     """The file of `pyfunc`'s artifact with `key`, or None where it has none."""
-    name = f"{_safe(pyfunc.__qualname__)}.{key.hex()[:40]}{SUFFIX}"
+    folder = _folder(pyfunc.__code__.co_filename)
+    return None if folder is None else os.path.join(folder, f"{_safe(pyfunc.__qualname__)}.{key.hex()[:40]}{SUFFIX}")
+
+
+def _folder(source: str) -> str | None:
+    """The directory of the artifacts of the functions of the file `source`."""
     chosen = directory()
     if chosen is not None:
-        return os.path.join(chosen, name)
-    source = pyfunc.__code__.co_filename
+        return chosen
     if not os.path.isabs(source) or not os.path.isfile(source):
         return None
     try:
         pyc = importlib.util.cache_from_source(source)
     except (NotImplementedError, ValueError):
         return None  # no cache tag (sys.implementation.cache_tag is None)
-    return os.path.join(pyc[: -len(".pyc")] + ".cuvil_bc", name)
+    return pyc[: -len(".pyc")] + ".cuvil_bc"
+
+
+#: By directory: the (safe) names of the functions it held artifacts of when this
+#: process first looked, and of those it stored since (`may_hold`).
+_names: dict[str, set[str]] = {}
+
+
+def may_hold(code: pytypes.CodeType) -> bool:
+    """Whether the cache may hold an artifact of the function of `code`: a first
+    question without its key, which takes the code as written and its digest (a few
+    ms a function: on a cold cache, each hot function's). False when its directory had
+    no file of that function's name when this process first looked there (an
+    artifact another process writes meanwhile is found by the next run)."""
+    folder = _folder(code.co_filename)
+    if folder is None:
+        return False
+    names = _names.get(folder)
+    if names is None:
+        try:
+            entries = os.listdir(folder)
+        except OSError:
+            entries = []
+        names = _names[folder] = {e.rsplit(".", 2)[0] for e in entries if e.endswith(SUFFIX)}
+    return _safe(code.co_qualname) in names
+
+
+def stored_name(path: str) -> None:
+    """`path` (an artifact's file) was written by this process."""
+    names = _names.get(os.path.dirname(path))
+    if names is not None:
+        names.add(os.path.basename(path).rsplit(".", 2)[0])
 
 
 def _safe(name: str) -> str:

@@ -659,6 +659,9 @@ def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, 
     """Whether the native-code cache has an artifact for `code` called with `args`
     (artifacts/: its key digests the code without the hook's counters)."""
     from .. import artifacts
+
+    if not artifacts.may_hold(code):
+        return False  # (a cold cache: no key to make)
     from ..dispatcher import argument_types
 
     argtypes = argument_types(args)

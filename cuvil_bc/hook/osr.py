@@ -341,6 +341,9 @@ def _function(plan: _Plan) -> types.FunctionType:
 
 def _cached(plan: _Plan) -> bool:
     from .. import artifacts
+
+    if not artifacts.may_hold(plan.counted):
+        return False  # (a cold cache: no entry's code and key to make)
     from ..dispatcher import argument_types
 
     argtypes = argument_types(plan.args)
