@@ -92,7 +92,7 @@ class State:
         self.cached: dict[int, bool] = {}  # whether the cache holds an offset's entry (`worth`)
         #: Seconds the gate has spent deciding, which the loop's ticks did not (`_remaining`).
         self.spent = 0.0
-        self.plain: types.CodeType | None = None  # the function's code as written (`_entry`)
+        self.plain: types.CodeType | None = None  # the function's code as written (`_Plan.code`)
 
 
 def on_loop_hot(runtime: Any, record: Any) -> None:
