@@ -161,7 +161,11 @@ def _init(cls: type, fields: dict[str, Field], frozen: bool) -> object:
         body.append(f"    _set(self, {f.name!r}, {value})" if frozen else f"    self.{f.name} = {value}")
     if hasattr(cls, "__post_init__"):
         body.append("    self.__post_init__()")
-    exec("\n".join([f"def __init__(self, {', '.join(params)}):", *(body or ["    pass"])]), namespace)  # noqa: S102 (from field names)
+    source = "\n".join([f"def __init__(self, {', '.join(params)}):", *(body or ["    pass"])])
+    # (a code object, not source: CPython's exec of a string forgets that a Ctrl-C ended
+    # the program, and the exit status becomes 1 instead of -SIGINT when the hook's
+    # worker makes a record class during the exit, see boxing.make_flattener)
+    exec(compile(source, f"<record {cls.__qualname__}>", "exec"), namespace)  # noqa: S102 (from field names)
     return namespace["__init__"]
 
 
