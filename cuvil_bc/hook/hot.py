@@ -305,22 +305,28 @@ class Runtime:
         hand, should end by `deadline` at the rate (seconds a code unit) of the jobs
         finished in this process; whether the worker has anything left to finish by
         then. (Under the lock.)"""
-        seconds, units = self.compiled
+        rate = self.compile_rate()
         end = time.monotonic()
-        if units and self.in_hand is not None:
+        if rate is not None and self.in_hand is not None:
             started, size = self.in_hand
-            end = started + seconds / units * size
-        if not units or end > deadline:
+            end = started + rate * size
+        if rate is None or end > deadline:
             self.pending.clear()
             return False
         kept: collections.deque[Job] = collections.deque()
         for job in self.pending:
-            end += seconds / units * job[2]
+            end += rate * job[2]
             if end > deadline:
                 break
             kept.append(job)
         self.pending = kept
         return self.in_hand is not None or bool(kept)
+
+    def compile_rate(self) -> float | None:
+        """Seconds a code unit, at the rate of the jobs finished in this process (None:
+        none yet)."""
+        seconds, units = self.compiled
+        return seconds / units if units else None
 
     def warn(self, message: str) -> None:
         """One warning per distinct message: the program goes on."""

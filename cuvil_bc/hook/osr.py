@@ -315,8 +315,7 @@ def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
         return False
     if runtime.options.cache and _known_cached(state, plan):
         return True
-    seconds, units = runtime.compiled
-    rate = seconds / units if units else COMPILE_UNIT_COST
+    rate = runtime.compile_rate() or COMPILE_UNIT_COST
     return remaining >= MARGIN * (rate * plan.units + (0.0 if runtime.compiler_loaded else COMPILER_COST))
 
 
