@@ -91,3 +91,18 @@ def test_output_on_file_descriptor_2_is_a_finding(monkeypatch) -> None:  # type:
     prog = Program("scalar", "scalar:test:2", "def f(x):\n    return x + 1\n", ["args = (1,)"])
     finding = runner.run_program(prog).finding
     assert finding is not None and finding.key.startswith("stderr: warning"), finding
+
+
+def test_module_loop_fuzz_slice(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # Random scripts whose module-level loops on-stack replacement enters
+    # (`cuvil_bc/fuzz/module_loops.py`), each a process plain and one hooked: the
+    # same output, errors and exit status, and most of them entered natively.
+    # Longer runs: `python -m cuvil_bc.fuzz.module_loops --seconds 300`.
+    from cuvil_bc.fuzz.module_loops import check
+
+    entered = 0
+    for index in range(12):
+        same, entries, source = check(SEED * 100_003 + index, tmp_path)
+        assert same, f"program {SEED * 100_003 + index} differs:\n{source}"
+        entered += entries > 0
+    assert entered >= 8, entered

@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from typing import Any, Sequence
 
 from ..abi import FALL, HERE, OWN_NAMES, Unfinished, is_placeholder, placeholder, runtime_types
-from . import rawcode
+from . import rawcode, region
 from .percode import per_code
+from .versions import CONSTRUCTS
 
 if TYPE_CHECKING:
     import bytecode  # noqa: F401
@@ -33,7 +34,7 @@ _LOAD_CONST = rawcode.opcode.opmap["LOAD_CONST"]
 _RESUME = rawcode.opcode.opmap["RESUME"]
 #: Jumps that close a loop: a counter goes before each (not the ``_NO_INTERRUPT`` one of
 #: ``yield from`` and ``await``, which only generators and coroutines have).
-_LOOP_JUMPS = frozenset(op for op in rawcode._BACKWARD if "NO_INTERRUPT" not in rawcode.opcode.opname[op])
+_LOOP_JUMPS = region.LOOP_JUMPS
 #: What a counter puts on the stack at most: itself.
 _COUNTER_DEPTH = 1
 
@@ -68,7 +69,7 @@ def _counter_type() -> type:
     return runtime_types().Counter  # (csrc/counter.c; what cuvil_bc/counters.py calls Counter)
 
 
-def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | None = None) -> types.CodeType:
+def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | None = None, module: bool = False) -> types.CodeType:
     """`code` with the counter for `key` right after its ``RESUME`` (one tick a call)
     and the counter for `loop_key` before each backward jump (one tick a loop
     iteration; a jump to the backward jump runs its counter too). Each counter has the
@@ -82,20 +83,29 @@ def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | 
     With a `gate_key`, a loop's counter is also a way out of the loop: where the stack
     holds nothing but the values of the loops around it (`_osr_depths`), its tick is
     followed by a jump, taken when the counter answers False (its ``enter`` is set), to
-    a stub after the code's end (`_stub`): on-stack replacement (hook/osr.py)."""
+    a stub after the code's end (`_stub`): on-stack replacement (hook/osr.py).
+
+    With `module`, `code` is a module's and only its loops that on-stack replacement
+    may enter are counted (`_module_loops`), each with an exit; a module without
+    such loops is returned as it is."""
     instrs = rawcode.instructions(code)
+    regions = _module_loops(code, instrs) if module else {}
+    if module and not regions:
+        return code
     positions = list(code.co_positions())
     consts = code.co_consts + (placeholder(key),)
     inserts = []
     entry = next(n for n, i in enumerate(instrs) if i.op == _RESUME) + 1
     line = positions[instrs[entry].start // 2 + instrs[entry].prefixes][0]
     inserts.append(rawcode.Insert(entry, _counter_units(len(consts) - 1), (line, line, None, None), targeted=False))
-    loops = [n for n, i in enumerate(instrs) if i.op in _LOOP_JUMPS]
+    loops = sorted(regions) if module else [n for n, i in enumerate(instrs) if i.op in _LOOP_JUMPS]
     if not loops:
         return rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=code.co_stacksize + _COUNTER_DEPTH)
     consts += (placeholder(loop_key),)
     loop_const = len(consts) - 1
     depths = _osr_depths(code, instrs) if gate_key is not None else {}
+    if module:
+        depths = {n: depths[n] for n in regions}
     ticks = _counter_units(loop_const)
     exits = _exit_units(loop_const)
     for n in loops:
@@ -110,7 +120,8 @@ def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | 
     for n in sorted(depths):
         keys[n] = len(consts)
         consts += (instrs[n].start + 2 * instrs[n].prefixes,)  # (its opcode's, as `dis` gives it)
-    stacksize = max(code.co_stacksize + _COUNTER_DEPTH, *(2 * d + 2 for d in depths.values()), *(d + 3 for d in depths.values()))
+    stacksize = max(code.co_stacksize + _COUNTER_DEPTH, *(2 * d + 2 for d in depths.values()), *(d + 3 for d in depths.values()),
+                    *(len(r.exits) + 1 for r in regions.values()))
     counted = rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=stacksize)
     # The exits' jumps, in the order of their loops' jumps, and the stubs they go to.
     new = rawcode.instructions(counted)
@@ -123,7 +134,10 @@ def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | 
         jump, back = new[k], new[k + 1]
         line = new_positions[back.start // 2 + back.prefixes]
         start = len(raw)
-        units, handler = _stub(start, depth, gate, keys[n], back, back.start + 2 * back.units)
+        exits = None
+        if module:  # (where the exits are in the counted code: after the counters before them)
+            exits = [new[e + sum(_count(i.units) for i in inserts if i.before <= e)].start for e in regions[n].exits]
+        units, handler = _stub(start, depth, gate, keys[n], back, back.start + 2 * back.units, exits)
         raw += units
         new_positions += [line] * (len(units) // 2)
         handlers.append(handler)
@@ -145,8 +159,7 @@ _POP_JUMP_IF_FALSE = rawcode.opcode.opmap.get("POP_JUMP_IF_FALSE", rawcode.opcod
 _EXIT_JUMP_OPS = frozenset({_POP_JUMP_IF_FALSE})
 _TO_BOOL = rawcode.opcode.opmap.get("TO_BOOL")  # 3.13: a conditional jump takes only bools
 _OPS = rawcode.opcode.opmap
-_UNCONDITIONAL = frozenset(_OPS[n] for n in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT") if n in _OPS)
-_ENDS = frozenset(_OPS[n] for n in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE") if n in _OPS)
+_UNCONDITIONAL = region._UNCONDITIONAL
 
 
 def _exit_units(const_index: int) -> bytes:
@@ -180,24 +193,8 @@ def _osr_depths(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, int]:
     if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
         return {}  # (a generator's or coroutine's: never counted, and its frame is resumed)
     covered = rawcode.covered(code)
-    at = {i.start: n for n, i in enumerate(instrs)}
-    depth: dict[int, int] = {}
-    work = [(0, 0)]
-    while work:
-        n, d = work.pop()
-        while n < len(instrs) and n not in depth:
-            depth[n] = d
-            i = instrs[n]
-            arg = i.arg if i.op >= rawcode.opcode.HAVE_ARGUMENT else None
-            if i.target is not None:
-                work.append((at[i.target], d + rawcode.opcode.stack_effect(i.op, arg, jump=True)))
-                if i.op in _UNCONDITIONAL:
-                    break
-            if i.op in _ENDS:
-                break
-            d += rawcode.opcode.stack_effect(i.op, arg, jump=False) if i.target is not None else rawcode.opcode.stack_effect(i.op, arg)
-            n += 1
-    if any(d < 0 for d in depth.values()):
+    depth = region.stack_depths(code, instrs)
+    if depth is None:
         return {}  # (a stack effect not modelled right: no exits at all)
     return {
         n: depth[n]
@@ -206,11 +203,42 @@ def _osr_depths(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, int]:
     }
 
 
+def _module_loops(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, region.Region]:
+    """The loop jumps of module-level code (by index in `instrs`) that on-stack
+    replacement may enter, with their regions (`region.module_loop`): those with an
+    exit whose region has no instruction the decoder never decodes, and whose ``for``
+    loops iterate over ``range(...)`` (an entry takes no other iterator). A loop that cannot
+    be entered is not counted at all: the module's frame runs its code as written (it
+    never gets the code back, as a function does once the hook has decided)."""
+    depths = _osr_depths(code, instrs)
+    if not depths:
+        return {}
+    depth = region.stack_depths(code, instrs)
+    assert depth is not None
+    refused = {rawcode.opcode.opmap[name] for name in CONSTRUCTS if name in rawcode.opcode.opmap}
+    found = {}
+    for n in depths:
+        r = region.module_loop(code, instrs, depth, n)
+        if r is not None and not any(instrs[k].op in refused for k in r.instrs) and region.over_ranges(code, instrs, depth, r):
+            found[n] = r
+    return found
+
+
+def _count(units: bytes) -> int:
+    """The instructions in `units` (prefixes and caches belong to theirs)."""
+    n = k = 0
+    while k < len(units):
+        op = units[k]
+        k += 2 if op == rawcode.EXTENDED_ARG else 2 * (1 + rawcode.caches(op))
+        n += op != rawcode.EXTENDED_ARG
+    return n
+
+
 #: Loops nested deeper than this get no stub (a stub copies the stack: 2 values each).
 _MAX_OSR_DEPTH = 16
 
 
-def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: int) -> tuple[bytes, tuple[int, int, int, int]]:
+def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: int, exits: list[int] | None = None) -> tuple[bytes, tuple[int, int, int, int]]:
     """The units of an exit's stub, at byte `start`, for a loop jump `back` (in the
     counted code) with `depth` values on the stack, and its exception-table entry
     (start, end, handler in units; depth). It asks the gate ``gate[(key, *stack)]``:
@@ -225,6 +253,14 @@ def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: in
         POP_TOP; <the loop's jump>; [JUMP_BACKWARD after it: a conditional one, 3.11]
       done: (SWAP 2; POP_TOP) depth times; RETURN_VALUE
       handler: LOAD_CONST gate; COPY 2; BINARY_SUBSCR; POP_TOP; RERAISE 0
+
+    A module-level loop's stub (`exits`: the byte offsets the loop's region goes on
+    to) does not return: the gate's answer is a tuple of one bool an exit, True for
+    the one its entry left by, and the stub goes there:
+
+      done: (SWAP 2; POP_TOP) depth times; UNPACK_SEQUENCE m
+            POP_JUMP_IF_TRUE exit_0; ...; POP_JUMP_IF_TRUE exit_m-2; POP_TOP; JUMP_BACKWARD <exit m-1>
+      exit_i: POP_TOP (m-1-i times); JUMP_BACKWARD <exit i>
     """
     enc = rawcode.encode
     head = enc(_LOAD_CONST, gate) + enc(_LOAD_CONST, key) + enc(_OPS["COPY"], depth + 2) * depth + enc(_OPS["BUILD_TUPLE"], depth + 1)
@@ -244,6 +280,10 @@ def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: in
     rest += backward(back.op, loop_jump_at, back.target)
     if back.op not in _UNCONDITIONAL:  # 3.11's conditional jump back: when not taken, the code after it
         rest += backward(_OPS["JUMP_BACKWARD"], loop_jump_at + len(rest) - len(enc(_OPS["POP_TOP"], 0)), after_back)
+    if exits is not None:
+        done = done[: -len(enc(_OPS["RETURN_VALUE"], 0))]
+        at = pos + jump_size + len(rest) + len(done)
+        done += _dispatch(at, exits)
     units = head + ask + test + enc(_POP_JUMP_IF_FALSE, len(rest) // 2) + rest + done
     assert len(enc(_POP_JUMP_IF_FALSE, len(rest) // 2)) == jump_size
     ask_at = start + len(head)
@@ -252,6 +292,36 @@ def _stub(start: int, depth: int, gate: int, key: int, back: Any, after_back: in
     # become a call of the gate's __getitem__ in the interpreter, an exception from it
     # is looked up at the unit before the subscript, found by a helper)
     return units + handler, (start // 2, (ask_at + len(ask)) // 2, handler_at // 2, depth)
+
+
+_POP_JUMP_IF_TRUE = _OPS.get("POP_JUMP_IF_TRUE", _OPS.get("POP_JUMP_FORWARD_IF_TRUE"))
+
+
+def _dispatch(start: int, exits: list[int]) -> bytes:
+    """A module-level stub's jump to the exit its gate's tuple of bools names (see
+    `_stub`), at byte `start`."""
+    enc = rawcode.encode
+    m = len(exits)
+    pop, test = enc(_OPS["POP_TOP"], 0), len(enc(_POP_JUMP_IF_TRUE, 0, _EXIT_PREFIXES))
+    back = len(enc(_OPS["JUMP_BACKWARD"], 0, _EXIT_PREFIXES))
+
+    def backward(at: int, target: int) -> bytes:
+        return enc(_OPS["JUMP_BACKWARD"], (at + back - target) // 2, _EXIT_PREFIXES)
+
+    units = enc(_OPS["UNPACK_SEQUENCE"], m)
+    tests_at = start + len(units)
+    last_at = tests_at + (m - 1) * test  # the fall-through: exit m-1
+    blocks_at = last_at + len(pop) + back
+    block_at, blocks = [], b""
+    for i in range(m - 1):  # exit i: its bools after the tested one, then the jump
+        block_at.append(blocks_at + len(blocks))
+        at = block_at[-1] + (m - 1 - i) * len(pop)
+        blocks += pop * (m - 1 - i) + backward(at, exits[i])
+    for i in range(m - 1):
+        after = tests_at + (i + 1) * test
+        units += enc(_POP_JUMP_IF_TRUE, (block_at[i] - after) // 2, _EXIT_PREFIXES)
+    units += pop + backward(last_at + len(pop), exits[m - 1])
+    return units + blocks
 
 
 def without_counters(code: types.CodeType) -> types.CodeType:

@@ -208,6 +208,16 @@ def osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: t
     The prologue is spliced into the code's own bytes (`rawcode.entered_at`); only
     code that it cannot renumber in place (cells) goes through the `bytecode` library,
     which a warm run would otherwise import (~10 ms) just for this."""
+    params, prologue = _osr_prologue(code, offset, names, stack)
+    try:
+        return rawcode.entered_at(code, offset, params, prologue, code.co_firstlineno, stacksize=len(stack) + 5)
+    except rawcode.NotInPlace:
+        return _osr_code_assembled(code, offset, params, prologue)
+
+
+def _osr_prologue(code: types.CodeType, offset: int, names: tuple[str, ...], stack: tuple[str, ...]) -> tuple[list[str], list[tuple[str, object]]]:
+    """An entry's parameters and its prologue, as (opname, argument) pairs: the stack
+    values rebuilt from them (see `osr_code`), then deleted."""
     layout = null_layout(code, offset, len(stack))
     if layout is None or any(layout):
         raise ValueError(f"the stack at offset {offset} in {code.co_qualname} does not hold {len(stack)} values")
@@ -228,10 +238,7 @@ def osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: t
     # (unbound again: a frame that resumes interpreted, after a deopt, has the function's
     # locals and no others, as a debugger or a traceback's locals show them)
     prologue += [("DELETE_FAST", name) for name in params[len(names) :]]
-    try:
-        return rawcode.entered_at(code, offset, params, prologue, code.co_firstlineno, stacksize=len(stack) + 5)
-    except rawcode.NotInPlace:
-        return _osr_code_assembled(code, offset, params, prologue)
+    return params, prologue
 
 
 def _osr_code_assembled(code: types.CodeType, offset: int, params: list[str], prologue: list[tuple[str, object]]) -> types.CodeType:
@@ -240,11 +247,116 @@ def _osr_code_assembled(code: types.CodeType, offset: int, params: list[str], pr
 
     abstract, items, label, start = _entered(code, offset)
     line = code.co_firstlineno
-    instrs = [
+    items[start:start] = [*_instrs(prologue, line), bytecode.Instr("JUMP_FORWARD", label, lineno=line)]
+    return _assembled(abstract, items, params)
+
+
+def _instrs(prologue: list[tuple[str, object]], line: int) -> list["bytecode.Instr"]:
+    import bytecode
+
+    return [
         bytecode.Instr(name, lineno=line) if dis.opmap[name] < dis.HAVE_ARGUMENT
         else bytecode.Instr(name, (True, arg) if name == "LOAD_GLOBAL" else arg, lineno=line)
         for name, arg in prologue
     ]
-    instrs.append(bytecode.Instr("JUMP_FORWARD", label, lineno=line))
-    items[start:start] = instrs
-    return _assembled(abstract, items, params)
+
+
+def module_loop_names(code: types.CodeType, offset: int) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
+    """For the module-level loop jump at byte `offset` of `code` (as written): the
+    names its region writes and those it only reads (`region.module_loop`), and its
+    size in instructions; None where it has no region."""
+    from . import region
+
+    raw = rawcode.instructions(code)
+    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
+    depth = region.stack_depths(code, raw) if n is not None else None
+    found = region.module_loop(code, raw, depth, n) if depth is not None and n is not None else None
+    if found is None:
+        return None
+    return found.written, region.read_names(code, raw, found), len(found.instrs)
+
+
+def module_osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: tuple[str, ...]) -> tuple[types.CodeType, tuple[str, ...], int]:
+    """The entry of a module-level loop (hook/osr.py) at its jump back at byte
+    `offset`: the loop's region (`region.module_loop`) as a function whose parameters
+    are `names` (the names the loop writes, first, then some it only reads), then the
+    stack's values as `osr_code` takes them. Those names are its locals (``LOAD_NAME``
+    and ``STORE_NAME`` become ``LOAD_FAST`` and ``STORE_FAST``), the other names it
+    reads are its globals (``LOAD_GLOBAL``: a module's locals are its globals), and
+    where the loop goes on to an exit, the entry returns ``(k, *written)``: the exit's
+    number among the region's, then the written names' values. Also returns the
+    written names and the number of exits. ValueError where there is no region."""
+    import bytecode
+
+    from .region import module_loop, stack_depths
+
+    raw = rawcode.instructions(code)
+    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
+    depth = stack_depths(code, raw) if n is not None else None
+    region = module_loop(code, raw, depth, n) if depth is not None and n is not None else None
+    if region is None:
+        raise ValueError(f"no module-level loop region at offset {offset} of {code.co_filename}")
+    written = region.written
+    if names[: len(written)] != written:
+        raise ValueError(f"the names {names} do not start with those the loop writes, {written}")
+    params, prologue = _osr_prologue(code, offset, names, stack)
+    inside = set(region.instrs)
+    items = list(bytecode.Bytecode.from_code(code))
+    at_label: dict[bytecode.Label, int] = {}  # the instruction (index) each label is before
+    pending: list[bytecode.Label] = []
+    k = 0
+    for item in items:
+        if isinstance(item, bytecode.Label):
+            pending.append(item)
+        elif isinstance(item, bytecode.Instr):
+            at_label.update((label, k) for label in pending)
+            pending.clear()
+            k += 1
+    assert k == len(raw), (k, len(raw))
+    exits = {e: bytecode.Label() for e in region.exits}
+    line = code.co_firstlineno
+    entry = bytecode.Label()
+    out: list[object] = []
+    k = 0
+    for item in items:
+        if isinstance(item, bytecode.Label):
+            if at_label.get(item) in inside:
+                out.append(item)
+            continue
+        if not isinstance(item, bytecode.Instr):
+            continue  # (line markers; no try block is in the region)
+        here, k = k, k + 1
+        if item.name == "RESUME" and here == 0:
+            out += [item, *_instrs(prologue, line), bytecode.Instr("JUMP_FORWARD", entry, lineno=line)]
+        if here not in inside:
+            continue
+        if here == n:
+            out.append(entry)
+        out.append(_as_entry(item, set(names), exits, at_label))
+        if here + 1 not in inside and item.name not in _ALWAYS_JUMPS and item.name not in _ENDS:
+            out.append(bytecode.Instr("JUMP_FORWARD", exits[here + 1], location=item.location))
+    for number, e in enumerate(region.exits):
+        out += [exits[e], bytecode.Instr("LOAD_CONST", number, lineno=line)]
+        out += [bytecode.Instr("LOAD_FAST", name, lineno=line) for name in written]
+        out += [bytecode.Instr("BUILD_TUPLE", len(written) + 1, lineno=line), bytecode.Instr("RETURN_VALUE", lineno=line)]
+    abstract = bytecode.Bytecode.from_code(code)
+    # CO_OPTIMIZED | CO_NEWLOCALS (a function's frame), and the code's __future__ flags
+    abstract.flags = bytecode.CompilerFlags(0x01 | 0x02 | (code.co_flags & ~0xFF))
+    return _assembled(abstract, out, params), written, len(region.exits)
+
+
+def _as_entry(item: "bytecode.Instr", local: set[str], exits: dict[int, "bytecode.Label"], at_label: dict["bytecode.Label", int]) -> "bytecode.Instr":
+    """A region's instruction in its entry: names as locals (`local`) or globals, a
+    jump out of the region to its exit's epilogue."""
+    import bytecode
+
+    name, arg = item.name, item.arg
+    if name == "STORE_NAME":
+        return bytecode.Instr("STORE_FAST", arg, location=item.location)
+    if name == "LOAD_NAME":
+        if arg in local:
+            return bytecode.Instr("LOAD_FAST", arg, location=item.location)
+        return bytecode.Instr("LOAD_GLOBAL", (False, arg), location=item.location)
+    if isinstance(arg, bytecode.Label) and at_label[arg] in exits:
+        return bytecode.Instr(name, exits[at_label[arg]], location=item.location)
+    return item

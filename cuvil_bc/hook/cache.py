@@ -79,6 +79,7 @@ SHAPERS = (
     "decode/counting.py",
     "decode/percode.py",
     "decode/rawcode.py",
+    "decode/region.py",
     "decode/scan.py",
     "decode/versions.py",
 )

@@ -45,11 +45,15 @@ from ..typing import arguments
 from ..warn import internal_warning
 from .cost import Sampler, Verdict
 from .options import Options
-from .rewrite import CHOSEN, FunctionInfo, class_call_reason, front_end_reason
+from .rewrite import CHOSEN, FunctionInfo, class_call_reason, front_end_reason, typing_reason
 
 #: The reason of a function whose loops got hot in its first call, and which has not
 #: been called again (see `Runtime.on_hot`).
+_NEWLOCALS = 0x02  # (a module's code has not)
+
 ONCE = "not hot: called once (its loops ran hot, but native code would start at its next call)"
+#: The same for a script's module-level code, which runs once by nature.
+MODULE_ONCE = "module-level code: its loops run natively only where on-stack replacement enters them"
 
 #: sys.setswitchinterval while the background thread compiles (CPython's default: 5 ms).
 COMPILE_SWITCH_INTERVAL = 0.0002
@@ -124,8 +128,8 @@ class Record:
             compile_ms += 1000.0 * osr.compile_seconds
             if not self.dispatchers:
                 status, reason = "native", ""
-        elif osr is not None and status == "interpreted" and reason == ONCE and osr.refused:
-            reason = f"{ONCE}; no on-stack replacement: {next(iter(osr.refused.values()))}"
+        elif osr is not None and status == "interpreted" and reason in (ONCE, MODULE_ONCE) and osr.refused:
+            reason = f"{reason}; no on-stack replacement: {next(iter(osr.refused.values()))}"
         saved = self.saved_ns() if status == "native" else None
         deopts: collections.Counter[int] = collections.Counter()
         for d in self.dispatchers:
@@ -394,8 +398,8 @@ class Runtime:
             # for a function that is called once (a `main()`, a setup step) compiling
             # it for its next call would be all cost (the front end alone costs ~40 ms
             # to load). Its next call, if any, triggers.
-            if record.reason != ONCE:
-                record.reason = ONCE
+            if record.reason not in (ONCE, MODULE_ONCE):
+                record.reason = ONCE if frame.f_code.co_flags & _NEWLOCALS else MODULE_ONCE
                 record.call_counter.left = 1
             from .. import observe
 
@@ -429,7 +433,9 @@ class Runtime:
             try:
                 refused = class_call_reason(code, frame.f_globals, frame.f_builtins) or front_end_reason(code)
                 if not refused and args is not None and not self.compiler_loaded:
-                    refused = _typing_reason(frame, code, args)
+                    from ..decode.counting import without_counters
+
+                    refused = typing_reason(types.FunctionType(without_counters(code), frame.f_globals), args)
             except Exception as e:  # noqa: BLE001 (never break the program)
                 from ..frames import raised_by_program
 
@@ -676,28 +682,6 @@ def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, 
     fn = types.FunctionType(code, namespace)
     key = artifacts.key(fn, argtypes, frozenset(), True)
     return key is not None and artifacts.stored(fn, key)
-
-
-def _typing_reason(frame: types.FrameType, code: types.CodeType, args: tuple[Any, ...]) -> str:
-    """Why type inference refuses the hot function for these arguments ("" when it
-    types, or when the compiler is busy on the worker: that compile is then tried).
-    It types a stand-in function over the code as written, in the frame's globals; the
-    compile itself types the dispatcher's copy again (a few ms)."""
-    from ..compiler import COMPILER
-    from ..decode.counting import without_counters
-    from ..dispatcher import argument_types
-    from ..errors import CompileError
-
-    argtypes = argument_types(args)
-    if argtypes is None or not COMPILER.lock.acquire(blocking=False):
-        return ""
-    try:
-        COMPILER.typed(types.FunctionType(without_counters(code), frame.f_globals), argtypes)
-    except CompileError as e:
-        return str(e)
-    finally:
-        COMPILER.lock.release()
-    return ""
 
 
 def _waiting(record: Record, waits: bool) -> None:

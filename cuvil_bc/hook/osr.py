@@ -39,6 +39,7 @@ traceback reads as CPython's.
 
 from __future__ import annotations
 
+import opcode
 import sys
 import time
 import types
@@ -53,6 +54,10 @@ if TYPE_CHECKING:
 #: Loop ticks between an exit's first ask and its second, over which a tick's time is measured.
 TIMING_TICKS = 1000
 
+#: Loop ticks of a module's code between the gate's answer at an exit and the next
+#: ask (`_rearm`), at least.
+REARM_TICKS = 10_000
+
 #: Compiled entries a function may have (one per loop jump it was entered at).
 MAX_ENTRIES = 3
 
@@ -60,18 +65,31 @@ MAX_ENTRIES = 3
 MARGIN = 2.0
 
 _RANGE_ITERATOR = type(iter(range(0)))
+_NEWLOCALS = 0x02  # (a module's code has not)
 
 
 class Entry:
     """The compiled rest of a function from one loop jump, for one set of bound local
     names, stack kinds and argument types."""
 
-    def __init__(self, dispatcher: Any, namespace: dict[str, Any], names: tuple[str, ...], kinds: tuple[str, ...], key: tuple[object, ...]) -> None:
+    def __init__(self, dispatcher: Any, namespace: dict[str, Any], names: tuple[str, ...], kinds: tuple[str, ...], key: tuple[object, ...],
+                 exits: int = 0, written: tuple[str, ...] = ()) -> None:
         self.dispatcher = dispatcher
         self.namespace = namespace  # the globals it was compiled in (a frame of the same code may have others)
         self.names = names
         self.kinds = kinds
         self.key = key
+        self.exits = exits  # a module-level loop's: the exits of its region (else 0)
+        self.written = written  # and the names it writes (the first of `names`)
+
+    def run(self, args: tuple[Any, ...]) -> Any:
+        """Run the entry: a function's result, or for a module-level loop, once its
+        names are written back, which exit the stub goes on to (`counting._stub`)."""
+        result = self.dispatcher._call_generic(args, {})
+        if not self.exits:
+            return result
+        self.namespace.update(zip(self.written, result[1:]))  # (every name is bound already: the dict keeps its order)
+        return tuple(k == result[0] for k in range(self.exits))
 
 
 class State:
@@ -92,7 +110,18 @@ class State:
         self.cached: dict[int, bool] = {}  # whether the cache holds an offset's entry (`worth`)
         #: Seconds the gate has spent deciding, which the loop's ticks did not (`_remaining`).
         self.spent = 0.0
-        self.plain: types.CodeType | None = None  # the function's code as written (`_Plan.code`)
+        self.plain: types.CodeType | None = None  # the function's code as written (`plain_code`)
+        #: A module's loops: by the offset of a loop's jump, what its region writes and
+        #: reads, and its size (`decode/resume.module_loop_names`).
+        self.regions: dict[int, tuple[tuple[str, ...], tuple[str, ...], int] | None] = {}
+        self.rearmed = False  # a module's counter was re-armed (`_rearm`)
+
+    def plain_code(self, counted: types.CodeType) -> types.CodeType:
+        """The function's code as written (made once a function, when first needed:
+        ~4 us a code unit)."""
+        if self.plain is None:
+            self.plain = _plain(counted)
+        return self.plain
 
 
 def on_loop_hot(runtime: Any, record: Any) -> None:
@@ -103,7 +132,18 @@ def on_loop_hot(runtime: Any, record: Any) -> None:
     if record.osr is None:
         record.osr = State()
         record.osr.t0 = time.perf_counter()
+    elif record.osr.rearmed:  # (a module's next loop: its time starts now)
+        record.osr.t0, record.osr.rearmed = time.perf_counter(), False
     record.loop_counter.enter = True
+
+
+def _rearm(state: State, counter: Any) -> None:
+    """A module's loops go on after an exit's answer (an entry that is done, a loop
+    left interpreted): its counter triggers again, for the next loop that runs long.
+    Less often the longer the module has run (an answer costs a few microseconds)."""
+    if counter.left <= 0 and not state.compiling:
+        counter.left = max(REARM_TICKS, counter.ticks // 8)
+        state.rearmed = True
 
 
 class _Plan:
@@ -115,14 +155,13 @@ class _Plan:
         self.names, self.kinds, self.args = names, kinds, args
         self.units = len(counted.co_code) // 2  # (the function's size, for the costs of `worth`)
         self.function: types.FunctionType | None = None  # (`_function`)
+        self.module = not counted.co_flags & _NEWLOCALS  # a module-level loop's entry
+        self.exits = 0  # (a module-level loop's: `_function`)
+        self.written: tuple[str, ...] = ()  # (the same)
 
     @property
     def code(self) -> types.CodeType:
-        """The function's code as written (made once a function, when first needed:
-        ~4 us a code unit)."""
-        if self.state.plain is None:
-            self.state.plain = _plain(self.counted)
-        return self.state.plain
+        return self.state.plain_code(self.counted)
 
 
 @hidden_frames
@@ -151,12 +190,19 @@ def ask(runtime: Any, gate: Any, key: Any, frame: types.FrameType) -> Any:
     finally:
         if record.osr is not None:
             record.osr.spent += time.perf_counter() - started
+    module = not frame.f_code.co_flags & _NEWLOCALS
     if found is None:
+        if module and record.osr is not None:
+            _rearm(record.osr, record.loop_counter)
         return gate
     entry, args = found
     record.osr.entered += 1
     record.status, record.reason = "native", ""
-    return entry.dispatcher._call_generic(args, {})
+    try:
+        return entry.run(args)
+    finally:
+        if module:
+            _rearm(record.osr, record.loop_counter)
 
 
 def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameType) -> tuple[Entry, tuple[Any, ...]] | None:
@@ -169,7 +215,13 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
         return None
     references = _references(key)  # (first: the slice below refers to them too)
     offset, stack = key[0], key[1:]
-    arguments = _arguments(frame, stack, references)
+    counter = record.loop_counter
+    if frame.f_code.co_flags & _NEWLOCALS:
+        arguments = _arguments(frame, stack, references)
+    else:
+        arguments = _module_arguments(state, frame, offset, stack, references)
+        if arguments is None:  # (not yet: asks again later, `_rearm`)
+            return None
     if isinstance(arguments, str):
         state.refused.setdefault(offset, arguments)
         return None
@@ -186,8 +238,9 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     if "range" in frame.f_globals or frame.f_builtins.get("range") is not range:
         state.refused[offset] = "a global named range"  # (the entry's prologue calls range)
         return None
-    counter = record.loop_counter
     plan = _Plan(state, frame.f_code, frame.f_globals, offset, names, kinds, args)
+    if plan.module:
+        plan.units = state.regions[offset][2]  # type: ignore[index] (only the loop compiles)
     if runtime.options.osr != "always":
         remaining = _remaining(state, offset, counter.ticks, lengths)
         if remaining is None or not worth(runtime, state, plan, remaining):
@@ -197,6 +250,13 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
             return None
     state.compiling = True
     if not runtime.options.sync and not (runtime.options.cache and _known_cached(state, plan)):
+        if not runtime.compiler_loaded:
+            # (type inference first: an entry it refuses loads no LLVM, ~45 ms)
+            refused = _typing_reason(plan)
+            if refused:
+                state.compiling = False
+                state.refused[offset] = refused
+                return None
         runtime.load_compiler()
         runtime.submit(record, lambda: compile_entry(runtime, record, plan), plan.units)
         return None
@@ -259,15 +319,20 @@ def _arguments(frame: types.FrameType, stack: tuple[Any, ...], references: list[
     there is none. A range iterator is rebuilt from the range it has left, and the
     frame's own never advances again: one that something else refers to too (``for i
     in IT`` over a global) must not be entered."""
-    from ..decode.counting import RANGE, VALUE
-
     code = frame.f_code
     f_locals = frame.f_locals
     names = tuple(n for n in code.co_varnames if n in f_locals)
-    args: list[Any] = [f_locals[n] for n in names]
-    bad = [n for n, v in zip(names, args) if not may_compile(v)]
+    return _with_stack(names, [f_locals[n] for n in names], stack, references, "local")
+
+
+def _with_stack(names: tuple[str, ...], args: list[Any], stack: tuple[Any, ...], references: list[int],
+                kind: str) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str:
+    """`_arguments` from the names' values `args` and the stack."""
+    from ..decode.counting import RANGE, VALUE
+
+    bad = [(n, v) for n, v in zip(names, args) if not may_compile(v)]
     if bad:
-        return f"local {bad[0]} of type {type(f_locals[bad[0]]).__name__}"
+        return f"{kind} {bad[0][0]} of type {type(bad[0][1]).__name__}"
     kinds = []
     lengths = []
     for value, count in zip(stack, references):
@@ -285,6 +350,126 @@ def _arguments(frame: types.FrameType, stack: tuple[Any, ...], references: list[
         else:
             return f"a loop over a value of type {type(value).__name__}"
     return names, tuple(kinds), tuple(args), tuple(lengths)
+
+
+def _module_arguments(state: State, frame: types.FrameType, offset: int, stack: tuple[Any, ...],
+                      references: list[int]) -> tuple[tuple[str, ...], tuple[str, ...], tuple[Any, ...], tuple[int, ...]] | str | None:
+    """`_arguments` for a module-level loop: its parameters are the names the loop
+    writes (decode/resume.py's `module_osr_code`), whose values the module's dict
+    holds; None where it cannot be entered yet: a name it writes is not bound yet (the
+    entry reads it as a local), or something else could see the module's names while
+    native code has them (`_alone`).
+
+    While the entry runs, the names it writes are its locals, and the module's dict
+    gets them when it is done (`Entry.run`, or `unlink` as an exception leaves it).
+    Nothing else may read them meanwhile: a function the loop calls (`_shared`),
+    another thread, or a signal handler."""
+    from ..decode.resume import module_loop_names
+
+    if offset not in state.regions:
+        state.regions[offset] = module_loop_names(state.plain_code(frame.f_code), offset)
+    found = state.regions[offset]
+    if found is None:
+        return "no region the entry can stand in for"
+    written, read, _ = found
+    namespace = frame.f_globals
+    if frame.f_locals is not namespace:
+        return "a module run with locals other than its globals"
+    if any(name not in namespace for name in written) or _alone():
+        return None
+    # (an array the loop reads is passed too: native code takes no array from a global)
+    numpy = sys.modules.get("numpy")
+    names = written + tuple(n for n in read if numpy is not None and type(namespace.get(n)) is numpy.ndarray)
+    shared = _shared(namespace, frame.f_builtins, written, names, read)
+    if shared:
+        return shared
+    return _with_stack(names, [namespace[n] for n in names], stack, references, "module-level name")
+
+
+def _alone() -> str:
+    """Why something besides the module's frame could look at the module's names
+    while a loop's entry runs, or "" when nothing can: another thread (native code
+    lets the GIL go), or a signal handler in Python (it runs where native code
+    deoptimises, in the entry's frame, which has the names)."""
+    if len(sys._current_frames()) > 1:
+        return "another thread runs"
+    import _signal
+
+    from ..handlers import python_handlers
+
+    if any(h is not _signal.default_int_handler for h in python_handlers().values()):
+        return "a signal handler in Python"
+    return ""
+
+
+#: Builtins that see or run code that sees a frame's names other than by name.
+_INTROSPECTIVE = frozenset({"globals", "locals", "vars", "dir", "eval", "exec", "compile", "breakpoint", "__import__", "help", "input"})
+
+
+def _shared(namespace: dict[str, Any], builtins: dict[str, Any], written: tuple[str, ...], names: tuple[str, ...], read: tuple[str, ...]) -> str:
+    """Why a module-level loop's entry may not have `names` (those it writes, first)
+    as its locals: code it may run reads one it writes, assigns one with ``global``, or
+    introspects. That code is the
+    module's own (functions and classes defined in it, reached from the names the loop
+    reads, and from their code's names in turn); a function of another module would
+    have to import the module to see its names, which is not looked for. "" when none
+    does. (Over-approximated: any name in the code counts, attributes' too.)"""
+    module = namespace.get("__name__")
+    names_written, names_local = set(written), set(names)
+    seen: set[int] = set()
+    work: list[Any] = []
+    for name in read:
+        if name in _INTROSPECTIVE and name not in namespace:
+            return f"a call of {name}()"
+        work.append(namespace[name] if name in namespace else builtins.get(name))
+    while work:
+        value = work.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, types.FunctionType):
+            if value.__globals__ is not namespace:
+                continue
+            used, assigns = _code_names(value.__code__)
+            hit = sorted(used & names_written) or sorted(used & _INTROSPECTIVE) or sorted(used & names_local if assigns else ())
+            if hit:
+                return f"{value.__qualname__} may use the module's {hit[0]}"
+            work += [namespace[n] for n in used if n in namespace]
+            work += [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+        elif isinstance(value, type):
+            if value.__module__ == module:
+                work += list(vars(value).values())
+        elif isinstance(value, (staticmethod, classmethod, types.MethodType)):
+            work.append(value.__func__)
+        elif isinstance(value, property):
+            work += [value.fget, value.fset, value.fdel]
+        elif type(value).__module__ == module:
+            work.append(type(value))  # (an instance of the module's class: its methods)
+    return ""
+
+
+def _code_names(code: types.CodeType) -> tuple[set[str], bool]:
+    """The names `code` and the code nested in it use (globals, attributes), and
+    whether any of them assigns or deletes a global."""
+    names = set(code.co_names)
+    assigns = not _GLOBAL_STORES.isdisjoint(code.co_code[::2])
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            more, more_assigns = _code_names(c)
+            names |= more
+            assigns = assigns or more_assigns
+    return names, assigns
+
+
+_GLOBAL_STORES = frozenset({opcode.opmap["STORE_GLOBAL"], opcode.opmap["DELETE_GLOBAL"]})
+
+
+def _filled(cell: types.CellType) -> bool:
+    try:
+        cell.cell_contents
+    except ValueError:
+        return False
+    return True
 
 
 def _plain(code: types.CodeType) -> types.CodeType:
@@ -330,9 +515,12 @@ def _known_cached(state: State, plan: _Plan) -> bool:
 def _function(plan: _Plan) -> types.FunctionType:
     """The entry of `plan` as a function (made once: asking the cache makes it too)."""
     if plan.function is None:
-        from ..decode.resume import osr_code
+        from ..decode.resume import module_osr_code, osr_code
 
-        code = osr_code(plan.code, plan.offset, plan.names, plan.kinds)
+        if plan.module:
+            code, plan.written, plan.exits = module_osr_code(plan.code, plan.offset, plan.names, plan.kinds)
+        else:
+            code = osr_code(plan.code, plan.offset, plan.names, plan.kinds)
         plan.function = types.FunctionType(code, plan.namespace, plan.code.co_name)
         plan.function.__qualname__ = plan.code.co_qualname
     return plan.function
@@ -356,6 +544,16 @@ def _cached(plan: _Plan) -> bool:
     return key is not None and artifacts.stored(fn, key)
 
 
+def _typing_reason(plan: _Plan) -> str:
+    from .rewrite import typing_reason
+
+    try:
+        fn = _function(plan)
+    except ValueError as e:  # (a stack that the entry cannot rebuild)
+        return str(e)
+    return typing_reason(fn, plan.args)
+
+
 def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
     """Compile (or load) the entry of `plan`; once it is ready, the next exit of the
     function's loops asks the gate again."""
@@ -374,7 +572,7 @@ def compile_entry(runtime: Any, record: Any, plan: _Plan) -> None:
         if dispatcher._compile_for(key, plan.args) is None:
             state.refused[plan.offset] = dispatcher.failure(key) or "not compilable for these locals"
             return
-        state.entries[plan.offset] = Entry(dispatcher, plan.namespace, plan.names, plan.kinds, key)
+        state.entries[plan.offset] = Entry(dispatcher, plan.namespace, plan.names, plan.kinds, key, plan.exits, plan.written)
         record.loop_counter.enter = True
     finally:
         state.compiling = False
@@ -396,8 +594,21 @@ def unlink(e: BaseException, frame: types.FrameType) -> None:
         rest = rest.tb_next
     if rest is not None:
         e.__traceback__ = rest
+        if not code.co_flags & _NEWLOCALS:
+            _write_back(rest.tb_frame, frame.f_globals)
         return
     e.__traceback__ = types.TracebackType(handler_part(tb.tb_next), frame, tb.tb_lasti, tb.tb_lineno)
+
+
+def _write_back(entered: types.FrameType, namespace: dict[str, Any]) -> None:
+    """A module-level loop's entry raised (interpreted, after a deopt): its frame's
+    names go to the module's dict, which would have had them in CPython. (Its other
+    locals, the entry's own, were deleted by its prologue.)"""
+    from ..abi import OWN_NAMES
+
+    for name, value in list(entered.f_locals.items()):
+        if name.isidentifier() and not name.startswith(OWN_NAMES) and name in namespace:
+            namespace[name] = value
 
 
 def own_code(gate_type: type) -> None:

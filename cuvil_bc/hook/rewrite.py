@@ -10,8 +10,9 @@ function gets hot does the compiler's own front end (`decode/`, `cfg/`, `ir/`) d
 whether it can compile at all (`front_end_reason`, from `hook/hot.py`): most functions
 never get hot, and the front end's import and work (~20 ms, then a few ms a module)
 would make short programs slower than plain CPython. Counted functions get the
-counters of `decode/counting.py`; every other code object is left byte-for-byte as it
-was. What became of each function, with the reason when it does not run natively,
+counters of `decode/counting.py`, and so does the top level of module ``__main__`` (the
+script) where it has loops that on-stack replacement may enter (hook/osr.py); every
+other code object is left byte-for-byte as it was. What became of each function, with the reason when it does not run natively,
 goes into the report.
 """
 
@@ -25,7 +26,7 @@ from ..errors import VARIADIC, CompileError
 
 #: Bumped whenever the rewrite changes, so that cached rewrites of older formats are
 #: ignored (it is part of the cache tag).
-FORMAT = 6
+FORMAT = 7
 
 #: The reason of a function that compiles but has nothing to gain (no loop, no arithmetic).
 NOT_NUMERIC = "no loop or arithmetic"
@@ -133,10 +134,21 @@ def _calls_program_functions(fn: object) -> bool:
 
 
 def instrument_module(code: types.CodeType, module: str) -> tuple[types.CodeType, list[FunctionInfo]]:
-    """The module's code with counters in its candidate functions, and what was found."""
+    """The module's code with counters in its candidate functions (and, for the
+    script, in its own loops), and what was found."""
     found: list[FunctionInfo] = []
     keys: set[str] = set()
-    return _instrument(code, module, found, keys, is_function=False), found
+    code = _instrument(code, module, found, keys, is_function=False)
+    if module == "__main__":
+        # The script's own loops: on-stack replacement enters those it can (hook/osr.py).
+        from ..decode.counting import add_counters
+
+        key = f"{module}:{code.co_qualname}:{code.co_firstlineno}"
+        counted = add_counters(code, key, key + "@loop", key + "@osr", module=True)
+        if counted is not code:
+            found.append(FunctionInfo(key, module, code.co_qualname, code.co_firstlineno, True, ""))
+            code = counted
+    return code, found
 
 
 def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], keys: set[str], is_function: bool) -> types.CodeType:
@@ -162,3 +174,24 @@ def _instrument(code: types.CodeType, module: str, found: list[FunctionInfo], ke
     from ..decode.counting import add_counters
 
     return add_counters(code, key, key + "@loop", key + "@osr")
+
+
+def typing_reason(fn: types.FunctionType, args: tuple[object, ...]) -> str:
+    """Why type inference refuses `fn` for these arguments ("" when it types, or when
+    the compiler is busy on the worker: that compile is then tried), asked before LLVM
+    loads (~45 ms). `fn` is a stand-in (a hot function: its code as written, in the
+    frame's globals); the compile itself types the dispatcher's copy again (a few ms)."""
+    from ..compiler import COMPILER
+    from ..dispatcher import argument_types
+    from ..errors import CompileError
+
+    argtypes = argument_types(args)
+    if argtypes is None or not COMPILER.lock.acquire(blocking=False):
+        return ""
+    try:
+        COMPILER.typed(fn, argtypes)
+    except CompileError as e:
+        return str(e)
+    finally:
+        COMPILER.lock.release()
+    return ""

@@ -1,0 +1,168 @@
+"""Stack depths of a code object's instructions, and the region of a module-level loop.
+
+Both are read from ``co_code`` with `rawcode` (no `dis`, no bytecode library): the
+import hook asks them while it rewrites a module (decode/counting.py), and the
+on-stack replacement of a module-level loop asks them again when it builds the loop's
+entry (decode/resume.py). The two must agree, so both ask here.
+
+A module-level loop's *region* is everything the outermost statement loop around a
+loop jump runs: the instructions between its header and its last jump back, and
+those after it that still hold the loop's iterators (3.12 and 3.13 end a ``for`` loop
+with ``END_FOR``, which pops them). Its *exits* are the instructions outside the
+region that it goes on to, where the stack is empty again (the statement after the
+loop, after an ``else:`` of it, or a copy of the module's ``return None``, which
+may be inside the loop's span). Names are
+what a module-level loop works on: the ones it stores are its *written* names.
+"""
+
+from __future__ import annotations
+
+from . import rawcode
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Sequence
+
+_OPS = rawcode.opcode.opmap
+_UNCONDITIONAL = frozenset(_OPS[n] for n in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT") if n in _OPS)
+_ENDS = frozenset(_OPS[n] for n in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE") if n in _OPS)
+#: Jumps that close a loop (not the ``_NO_INTERRUPT`` one of ``yield from`` and ``await``).
+LOOP_JUMPS = frozenset(op for op in rawcode._BACKWARD if "NO_INTERRUPT" not in rawcode.opcode.opname[op])
+_STORE_NAME = _OPS["STORE_NAME"]
+_LOAD_NAME = _OPS["LOAD_NAME"]
+_LOAD_CONST = _OPS["LOAD_CONST"]
+_RETURN_VALUE = _OPS["RETURN_VALUE"]
+_RETURN_CONST = _OPS.get("RETURN_CONST", -1)
+#: What a module-level loop's entry cannot do with its names as the entry's locals:
+#: delete them, or reach the module's names some other way than by a name.
+_NAMELESS = frozenset(_OPS[n] for n in ("DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL", "LOAD_GLOBAL", "IMPORT_STAR", "LOAD_LOCALS",
+                                        "LOAD_FROM_DICT_OR_GLOBALS", "SETUP_ANNOTATIONS") if n in _OPS)
+
+
+def stack_depths(code: Any, instrs: Sequence[Any]) -> dict[int, int] | None:
+    """The operand stack's depth before each reachable instruction (by index in
+    `instrs`), from CPython's own stack effects; None where they do not add up (a
+    stack effect not modelled right)."""
+    at = {i.start: n for n, i in enumerate(instrs)}
+    depth: dict[int, int] = {}
+    work = [(0, 0)]
+    while work:
+        n, d = work.pop()
+        while n < len(instrs) and n not in depth:
+            depth[n] = d
+            i = instrs[n]
+            arg = i.arg if i.op >= rawcode.opcode.HAVE_ARGUMENT else None
+            if i.target is not None:
+                work.append((at[i.target], d + rawcode.opcode.stack_effect(i.op, arg, jump=True)))
+                if i.op in _UNCONDITIONAL:
+                    break
+            if i.op in _ENDS:
+                break
+            d += rawcode.opcode.stack_effect(i.op, arg, jump=False) if i.target is not None else rawcode.opcode.stack_effect(i.op, arg)
+            n += 1
+    if any(d < 0 for d in depth.values()):
+        return None
+    return depth
+
+
+class Region:
+    """The region of the outermost module-level loop around a loop jump: its
+    instructions (indices, ascending), its exits (indices of the instructions it goes
+    on to, ascending), and the names it writes, in the order it first stores them."""
+
+    __slots__ = ("instrs", "exits", "written")
+
+    def __init__(self, instrs: tuple[int, ...], exits: tuple[int, ...], written: tuple[str, ...]) -> None:
+        self.instrs, self.exits, self.written = instrs, exits, written
+
+
+def module_loop(code: Any, instrs: Sequence[Any], depth: dict[int, int], n: int) -> Region | None:
+    """The region around the loop jump `instrs[n]` of module-level code (see the module
+    docstring), or None where an entry could not stand in for it: a part of it in an
+    exception-table range (``try``, ``with``, a comprehension's cleanup), an exit with
+    something on the stack, or an instruction that reaches names other than by
+    ``LOAD_NAME`` and ``STORE_NAME``."""
+    at = {i.start: k for k, i in enumerate(instrs)}
+    first, last = at[instrs[n].target], n
+    jumps = [(b, at[i.target]) for b, i in enumerate(instrs) if i.op in LOOP_JUMPS]
+    grown = True
+    while grown:  # loops nest: the outermost that holds the jump, with all its jumps back
+        grown = False
+        for b, target in jumps:
+            if target <= last and b >= first and (target < first or b > last):  # (intervals that meet)
+                first, last, grown = min(first, target), max(last, b), True
+    covered = rawcode.covered(code)
+    inside: set[int] = set()
+    exits: set[int] = set()
+    work = [n]
+    while work:
+        k = work.pop()
+        if k in inside or k in exits:
+            continue
+        if k not in depth:
+            return None
+        if depth[k] == 0 and (not first <= k <= last or _returns(instrs, k)):
+            exits.add(k)
+            continue
+        i = instrs[k]
+        if i.op in _NAMELESS or (i.start // 2 + i.prefixes) in covered:
+            return None
+        inside.add(k)
+        if i.target is not None:
+            work.append(at[i.target])
+        if i.op not in _UNCONDITIONAL and i.op not in _ENDS:
+            work.append(k + 1)
+    if not exits:
+        return None  # (a loop that only ends by an exception: nothing to go on to)
+    written: dict[str, None] = {}
+    for k in sorted(inside):
+        if instrs[k].op == _STORE_NAME:
+            written.setdefault(code.co_names[instrs[k].arg], None)
+    return Region(tuple(sorted(inside)), tuple(sorted(exits)), tuple(written))
+
+
+def _returns(instrs: Sequence[Any], k: int) -> bool:
+    """Whether the module returns from `instrs[k]` on: CPython copies a small block
+    that ends the module (``return None``) to where a loop's ``break`` goes, which
+    can be inside the loop's span."""
+    if instrs[k].op == _RETURN_CONST:
+        return True
+    return instrs[k].op == _LOAD_CONST and k + 1 < len(instrs) and instrs[k + 1].op == _RETURN_VALUE
+
+
+_FOR_ITER = _OPS["FOR_ITER"]
+_GET_ITER = _OPS["GET_ITER"]
+_CALLS = frozenset(_OPS[n] for n in ("CALL",) if n in _OPS)
+
+
+def over_ranges(code: Any, instrs: Sequence[Any], depth: dict[int, int], region: Region) -> bool:
+    """Whether every ``for`` loop of the region (its outermost loop's too) iterates
+    over a call of the name ``range``: the iterable's expression, which runs from where
+    the stack was as deep as before it up to the ``GET_ITER`` before the loop's
+    header, loads ``range`` first and ends with a call. (Only a range iterator can be
+    an entry's: a loop over anything else is refused when it gets hot.)"""
+    for k in region.instrs:
+        if instrs[k].op != _FOR_ITER:
+            continue
+        g = k - 1
+        if g < 0 or instrs[g].op != _GET_ITER or g not in depth:
+            return False
+        start = g - 1
+        while start > 0 and depth.get(start, -1) > depth[g] - 1:
+            start -= 1
+        loads = [i for i in instrs[start:g] if i.op == _LOAD_NAME]
+        if not loads or code.co_names[loads[0].arg] != "range" or instrs[g - 1].op not in _CALLS:
+            return False
+    return True
+
+
+def read_names(code: Any, instrs: Sequence[Any], region: Region) -> tuple[str, ...]:
+    """The names the region loads but never stores (the entry reads them as globals)."""
+    written = set(region.written)
+    found: dict[str, None] = {}
+    for k in region.instrs:
+        if instrs[k].op == _LOAD_NAME:
+            name = code.co_names[instrs[k].arg]
+            if name not in written:
+                found.setdefault(name, None)
+    return tuple(found)
