@@ -125,6 +125,60 @@ PROGRAMS = {
         "print(count, len(seen), bool(seen) and seen[0] > 0)\n",
         0,
     ),
+    # Found by a helper: Python code that runs on its own during the loop would read
+    # the names as they were at entry (a NumPy error callback, a replaced
+    # warnings.showwarning), and a value referred to weakly would be let go late
+    # (the entry's arguments keep it alive): none of these is entered.
+    "errcall": (
+        "import numpy as np\n"
+        "m = np.int64(1)\ni = 0\n"
+        "def onerr(kind, flag):\n    print('numpy error', kind, 'at i =', i, 'm =', m)\n\n"
+        "np.seterr(over='call')\nnp.seterrcall(onerr)\n"
+        "for i in range(100000):\n"
+        "    m = m * np.int64(3) if i == 50000 else m + np.int64(i) * np.int64(i) * np.int64(i) * np.int64(7)\n"
+        "print(repr(m))\n",
+        0,
+    ),
+    "showwarning": (
+        "import warnings\nimport numpy as np\n"
+        "arr = np.arange(100000, dtype=np.int64)\nm = 0\ni = 0\n"
+        "def show(message, category, filename, lineno, file=None, line=None):\n    print('warned at', i, m)\n\n"
+        "warnings.showwarning = show\n"
+        "for i in range(100000):\n    m += arr[i] * arr[i] * arr[i] * 1000\n"
+        "print(m)\n",
+        0,
+    ),
+    "weakref": (
+        "import weakref\nimport numpy as np\n"
+        "a = np.zeros(3)\ns = 0.0\ni = 0\n"
+        "def cb():\n    print('finalized at i =', i, 's =', s)\n\n"
+        "weakref.finalize(a, cb)\n"
+        "for i in range(100000):\n    s += a[i % 3]\n    if i == 50000:\n        a = np.ones(3)\n"
+        "print(s)\n",
+        0,
+    ),
+    # Also found by the helper: an exception that left the entry showed the entry's
+    # frame in its traceback (only the loop's names as its locals, another code).
+    "traceback_frame": (
+        "import sys\n"
+        "def hook(t, v, tb):\n"
+        "    while tb.tb_next is not None:\n        tb = tb.tb_next\n"
+        "    f = tb.tb_frame\n"
+        "    print(type(v).__name__, tb.tb_lineno, f.f_code.co_name, f.f_code.co_varnames, f.f_locals is f.f_globals)\n"
+        "    print(sorted(k for k in f.f_locals if not k.startswith('__')), f.f_locals['a'], f.f_locals['i'])\n\n"
+        "sys.excepthook = hook\n"
+        "a = 0\n"
+        "for i in range(100000):\n    a += 1000 // (50000 - i)\n",
+        1,
+    ),
+    # A list the loop appends to: refused before the front end loads.
+    "list": (
+        "import sys\n"
+        "lst = []\ntotal = 0\n"
+        "for i in range(200000):\n    lst.append(i & 7)\n    total += i\n"
+        "print(len(lst), total, 'cuvil_bc.typing.infer' in sys.modules)\n",
+        0,
+    ),
     # A loop the module reaches through `global` in a function (LOAD_GLOBAL at module
     # level) is left as it is.
     "global_statement": (

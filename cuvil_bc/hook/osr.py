@@ -44,6 +44,8 @@ import sys
 import time
 import types
 
+from _weakref import getweakrefcount
+
 from ..frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
 from ..typing.arguments import may_compile
 
@@ -333,6 +335,12 @@ def _with_stack(names: tuple[str, ...], args: list[Any], stack: tuple[Any, ...],
     bad = [(n, v) for n, v in zip(names, args) if not may_compile(v)]
     if bad:
         return f"{kind} {bad[0][0]} of type {type(bad[0][1]).__name__}"
+    # (the frame, or the module's dict, and the entry's arguments keep such a value
+    # alive until the entry returns: rebound in the loop, CPython would let it go, and
+    # a finalizer or weakref callback would run then)
+    weak = [n for n, v in zip(names, args) if getweakrefcount(v)]
+    if weak:
+        return f"{kind} {weak[0]} is referred to weakly"
     kinds = []
     lengths = []
     for value, count in zip(stack, references):
@@ -380,25 +388,53 @@ def _module_arguments(state: State, frame: types.FrameType, offset: int, stack: 
     # (an array the loop reads is passed too: native code takes no array from a global)
     numpy = sys.modules.get("numpy")
     names = written + tuple(n for n in read if numpy is not None and type(namespace.get(n)) is numpy.ndarray)
+    unusable = [n for n in read if n in namespace and _unusable(namespace[n])]
+    if unusable:  # (said here, type inference would load the front end first: ~50 ms)
+        return f"module-level name {unusable[0]} of type {type(namespace[unusable[0]]).__name__}"
     shared = _shared(namespace, frame.f_builtins, written, names, read)
     if shared:
         return shared
     return _with_stack(names, [namespace[n] for n in names], stack, references, "module-level name")
 
 
+_CONTAINERS = (list, dict, set, frozenset, bytearray)
+_HEAPTYPE = 1 << 9  # (Py_TPFLAGS_HEAPTYPE: a class made by a `class` statement)
+
+
+def _unusable(value: object) -> bool:
+    """Whether type inference refuses `value` as a global that the loop reads: a
+    container, or an instance of a class of the program's."""
+    return isinstance(value, _CONTAINERS) or (bool(type(value).__flags__ & _HEAPTYPE) and not isinstance(value, type))
+
+
 def _alone() -> str:
     """Why something besides the module's frame could look at the module's names
     while a loop's entry runs, or "" when nothing can: another thread (native code
-    lets the GIL go), or a signal handler in Python (it runs where native code
-    deoptimises, in the entry's frame, which has the names)."""
+    lets the GIL go), or Python code that the interpreter or a library calls on its
+    own in the middle of the loop: a signal handler (it runs where native code
+    deoptimises, in the entry's frame, which has the names), a `gc` callback, a
+    replaced `warnings.showwarning` or `sys.unraisablehook`, a NumPy error callback
+    (`numpy.seterrcall`). (An audit hook cannot be seen; it is not looked for.)"""
     if len(sys._current_frames()) > 1:
         return "another thread runs"
     import _signal
+    import gc
 
     from ..handlers import python_handlers
 
     if any(h is not _signal.default_int_handler for h in python_handlers().values()):
         return "a signal handler in Python"
+    if gc.callbacks:
+        return "a gc callback"
+    warnings = sys.modules.get("warnings")
+    if warnings is not None and (getattr(warnings, "showwarning", None) is not getattr(warnings, "_showwarning_orig", None)
+                                 or getattr(getattr(warnings, "_showwarnmsg", None), "__module__", None) != "warnings"):
+        return "a replaced warnings.showwarning"
+    if sys.unraisablehook is not sys.__unraisablehook__:
+        return "a replaced sys.unraisablehook"
+    numpy = sys.modules.get("numpy")
+    if numpy is not None and numpy.geterrcall() is not None:
+        return "a NumPy error callback"
     return ""
 
 
@@ -595,9 +631,28 @@ def unlink(e: BaseException, frame: types.FrameType) -> None:
     if rest is not None:
         e.__traceback__ = rest
         if not code.co_flags & _NEWLOCALS:
+            # A module's: its names go back to its dict, and the traceback shows the
+            # module's own frame (its globals are its locals), at the entry's line.
             _write_back(rest.tb_frame, frame.f_globals)
+            e.__traceback__ = types.TracebackType(rest.tb_next, frame, _same_position(rest, frame.f_code, tb.tb_lasti), rest.tb_lineno)
         return
     e.__traceback__ = types.TracebackType(handler_part(tb.tb_next), frame, tb.tb_lasti, tb.tb_lineno)
+
+
+def _same_position(tb: types.TracebackType, code: types.CodeType, default: int) -> int:
+    """The offset in `code` of an instruction at the source position where `tb`
+    stands in its own code (the entry's: made from the same instructions, with their
+    positions), for a traceback entry that shows `code`'s frame there; `default`
+    where none is found."""
+    positions = list(tb.tb_frame.f_code.co_positions())
+    unit = tb.tb_lasti // 2
+    if not 0 <= unit < len(positions):
+        return default
+    wanted = positions[unit]
+    for k, position in enumerate(code.co_positions()):
+        if position == wanted:
+            return 2 * k
+    return default
 
 
 def _write_back(entered: types.FrameType, namespace: dict[str, Any]) -> None:
