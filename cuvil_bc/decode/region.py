@@ -18,6 +18,7 @@ what a module-level loop works on: the ones it stores are its *written* names.
 from __future__ import annotations
 
 from . import rawcode
+from .versions import COMPARE_SHIFT
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -166,3 +167,82 @@ def read_names(code: Any, instrs: Sequence[Any], region: Region) -> tuple[str, .
             if name not in written:
                 found.setdefault(name, None)
     return tuple(found)
+
+
+# -- how far a loop has to go ------------------------------------------------------------
+
+_COMPARE_OP = _OPS["COMPARE_OP"]
+_CONDITIONAL = {_OPS[n]: n.endswith("TRUE") for n in _OPS if n.startswith("POP_JUMP") and n.endswith(("_IF_TRUE", "_IF_FALSE"))}
+_LOAD_FASTS = frozenset(_OPS[n] for n in ("LOAD_FAST", "LOAD_FAST_CHECK") if n in _OPS)
+_LOAD_FAST_PAIR = _OPS.get("LOAD_FAST_LOAD_FAST", -1)
+_LOAD_GLOBAL = _OPS["LOAD_GLOBAL"]
+_RETURNS = frozenset({_RETURN_VALUE, _RETURN_CONST})
+#: What a `break` may do before it leaves the loop (CPython copies a short `return x` there).
+_PLAIN = frozenset({_OPS["NOP"], _LOAD_CONST, _LOAD_NAME, _LOAD_GLOBAL, *_LOAD_FASTS})
+#: A comparison and the one that holds when it does not (`not a < b` is `a >= b`).
+_NEGATED = {"<": ">=", "<=": ">", ">": "<=", ">=": "<"}
+
+
+def loop_bounds(code: Any, instrs: Sequence[Any], n: int) -> tuple[tuple[tuple[str, object], str, tuple[str, object]], ...]:
+    """The comparisons that keep the loop of the jump back `instrs[n]` going: for each
+    conditional jump of the loop (between its header and `n`) that leaves it, fed by a
+    ``COMPARE_OP`` of two loads, the two operands and the comparison under which the
+    loop goes on (`a < b`: it ends once `a` has caught up with `b`). An operand is
+    ``("local", name)``, ``("name", name)`` (a global, or a module's name) or
+    ``("const", value)``. What the on-stack replacement's cost model measures a
+    ``while`` loop's progress by: it has no range iterator to count."""
+    at = {i.start: k for k, i in enumerate(instrs)}
+    first = at[instrs[n].target]
+    last = max(b for b, i in enumerate(instrs) if i.op in LOOP_JUMPS and at[i.target] == first)  # (`continue` jumps back too)
+
+    def leaves(k: int) -> bool:  # (out of the loop, or to a `break`: a jump out, or a return of a load)
+        for k in range(k, min(k + 4, len(instrs))):
+            i = instrs[k]
+            if not first <= k <= last or i.op in _RETURNS or (i.op in _UNCONDITIONAL and not first <= at[i.target] <= last):
+                return True
+            if i.op not in _PLAIN:
+                return False
+        return False
+
+    found = []
+    for j in range(first, last + 1):
+        i = instrs[j]
+        if i.op not in _CONDITIONAL or j < 2 or instrs[j - 1].op != _COMPARE_OP:
+            continue
+        jumps_out, falls_out = leaves(at[i.target]), leaves(j + 1)
+        if jumps_out == falls_out:
+            continue  # (a test inside the loop, or one whose both ways leave it)
+        op = rawcode.opcode.cmp_op[instrs[j - 1].arg >> COMPARE_SHIFT]
+        if op not in _NEGATED:
+            continue
+        operands = _operands(code, instrs, j - 2)
+        if operands is None:
+            continue
+        # The loop goes on where the jump does not leave it.
+        goes_on = op if jumps_out != _CONDITIONAL[i.op] else _NEGATED[op]
+        found.append((operands[0], goes_on, operands[1]))
+    return tuple(found)
+
+
+def _operands(code: Any, instrs: Sequence[Any], k: int) -> tuple[tuple[str, object], tuple[str, object]] | None:
+    """The two loads that end at `instrs[k]` (one ``LOAD_FAST_LOAD_FAST`` on 3.13)."""
+    i = instrs[k]
+    if i.op == _LOAD_FAST_PAIR:
+        return ("local", code.co_varnames[i.arg >> 4]), ("local", code.co_varnames[i.arg & 15])
+    right = _operand(code, i)
+    left = _operand(code, instrs[k - 1]) if k > 0 else None
+    if left is None or right is None:
+        return None
+    return left, right
+
+
+def _operand(code: Any, i: Any) -> tuple[str, object] | None:
+    if i.op in _LOAD_FASTS:
+        return ("local", code.co_varnames[i.arg])
+    if i.op == _LOAD_NAME:
+        return ("name", code.co_names[i.arg])
+    if i.op == _LOAD_GLOBAL and not i.arg & 1:
+        return ("name", code.co_names[i.arg >> 1])
+    if i.op == _LOAD_CONST:
+        return ("const", code.co_consts[i.arg])
+    return None

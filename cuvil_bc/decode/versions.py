@@ -91,3 +91,7 @@ CONSTRUCTS = {
     "BINARY_SLICE": "slice",
     "BUILD_SLICE": "slice",
 }
+
+#: Where ``COMPARE_OP``'s argument keeps the comparison's index into `opcode.cmp_op`
+#: (the low bits are caching and, on 3.13, bool-coercion flags).
+COMPARE_SHIFT = 5 if PY313 else 4 if PY312 else 0

@@ -117,6 +117,7 @@ class State:
         #: reads, and its size (`decode/resume.module_loop_names`).
         self.regions: dict[int, tuple[tuple[str, ...], tuple[str, ...], int] | None] = {}
         self.rearmed = False  # a module's counter was re-armed (`_rearm`)
+        self.bounds: dict[int, tuple[Any, ...]] = {}  # by the offset of a loop's jump (`_distances`)
 
     def plain_code(self, counted: types.CodeType) -> types.CodeType:
         """The function's code as written (made once a function, when first needed:
@@ -244,7 +245,7 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     if plan.module:
         plan.units = state.regions[offset][2]  # type: ignore[index] (only the loop compiles)
     if runtime.options.osr != "always":
-        remaining = _remaining(state, offset, counter.ticks, lengths)
+        remaining = _remaining(state, offset, counter.ticks, lengths, _distances(state, frame, offset))
         if remaining is None or not worth(runtime, state, plan, remaining):
             # Asks again once the loop has run as long again (`TIMING_TICKS` at first).
             first = state.first[offset][1]
@@ -269,7 +270,7 @@ def _entry(runtime: Any, record: Any, key: tuple[Any, ...], frame: types.FrameTy
     return None if entry is None else (entry, args)
 
 
-def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) -> float | None:
+def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...], distances: tuple[float | None, ...] = ()) -> float | None:
     """About how long, interpreted, the loops around the jump at `offset` have left
     (None at the first exit there: the measure starts). A tick's time is measured from
     the first exit; the ticks left are estimated from the range iterators' items left
@@ -280,13 +281,19 @@ def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) 
     long again as it has run since its function's loops got hot. The gate's own time
     (`State.spent`: its decisions, the imports of a first look in the cache) counts
     in neither: with it, a function of a few hundred lines took a loop with 30 ms
-    left for one with seconds left, and paid a compile for nothing."""
+    left for one with seconds left, and paid a compile for nothing.
+
+    A ``while`` loop has no iterator to count: its `distances` (`_distances`) tell
+    how far each comparison that keeps it going has left to go; at the rate they
+    have closed since the first exit, the first to close ends the loop. (Without
+    them, a loop of seconds ran interpreted until it had run as long as entering
+    costs, twice over.)"""
     now = time.perf_counter()
     first = state.first.get(offset)
     if first is None:
-        state.first[offset] = (now, ticks, lengths, state.spent)
+        state.first[offset] = (now, ticks, lengths, state.spent, distances)
         return None
-    then, ticks0, lengths0, spent0 = first
+    then, ticks0, lengths0, spent0, distances0 = first
     ticks_run = max(1, ticks - ticks0)
     tick_seconds = max(0.0, now - then - (state.spent - spent0)) / ticks_run
     left = 0
@@ -300,7 +307,44 @@ def _remaining(state: State, offset: int, ticks: int, lengths: tuple[int, ...]) 
         # (no outer item done yet: each takes more than the ticks run so far)
         per_item = ticks_run / consumed if consumed > 0 else ticks_run
         left = max(product, int(lengths[0] * per_item))
+    closing = [d / ((d0 - d) / ticks_run) for d0, d in zip(distances0, distances) if d0 is not None and d is not None and 0 < d < d0]
+    if closing:
+        left = max(left, int(min(closing)))
     return max(left * tick_seconds, now - state.t0 - state.spent)
+
+
+def _distances(state: State, frame: types.FrameType, offset: int) -> tuple[float | None, ...]:
+    """How far each comparison that keeps the loop at `offset` going
+    (`region.loop_bounds`) is from failing, in the frame now (`b - a` for `a < b`);
+    None where an operand is not a number."""
+    bounds = state.bounds.get(offset)
+    if bounds is None:
+        from ..decode.resume import loop_bounds
+
+        bounds = state.bounds[offset] = loop_bounds(state.plain_code(frame.f_code), offset)
+    if not bounds:
+        return ()
+    f_locals, namespace, builtins = frame.f_locals, frame.f_globals, frame.f_builtins
+
+    def value(operand: tuple[str, object]) -> object:
+        kind, what = operand
+        if kind == "const":
+            return what
+        if kind == "local":
+            return f_locals.get(what)  # type: ignore[call-overload]
+        return namespace[what] if what in namespace else builtins.get(what)  # type: ignore[operator,call-overload]
+
+    found: list[float | None] = []
+    for left, op, right in bounds:
+        a, b = value(left), value(right)
+        if type(a) not in (int, float) or type(b) not in (int, float):
+            found.append(None)
+            continue
+        try:
+            found.append(float(b - a if op in ("<", "<=") else a - b))  # type: ignore[operator]
+        except OverflowError:
+            found.append(None)
+    return tuple(found)
 
 
 def _references(key: tuple[Any, ...]) -> list[int]:
