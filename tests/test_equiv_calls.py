@@ -61,6 +61,18 @@ def use_helper_defaults(x):
     return helper(x) + helper(x, 3)
 
 
+def twice(v):
+    return v * 2
+
+
+def apply_default(x, g=twice, h=abs):
+    return g(x) + h(x)
+
+
+def use_function_defaults(x):
+    return apply_default(x) - apply_default(x, abs, twice)
+
+
 def use_helper_keywords(x, y):
     return helper(x, c=y) + helper(b=y, a=x) + helper(x, y, c=0)
 
@@ -294,6 +306,17 @@ def test_call_with_defaults() -> None:
     check(d, 2)
     equivalent(d, st.tuples(numbers()), max_examples=100)
     assert_native(d)
+
+
+def test_a_default_that_is_a_function_is_called() -> None:
+    # Found by a helper: a callee that called its parameter (a function, passed by
+    # its default or explicitly) was typed but not lowered: an internal compiler error
+    # (AssertionError), with a warning on stderr, and the caller ran interpreted.
+    d = cuvil_bc.compile(use_function_defaults)
+    for x in (2, -3, 2.5, INT64_MAX):
+        check(d, x)
+    assert native_ran(d), d.explain()
+    equivalent(d, st.tuples(numbers()), max_examples=50)
 
 
 def test_call_keyword_only_callee() -> None:

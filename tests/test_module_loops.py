@@ -179,6 +179,26 @@ PROGRAMS = {
         "print(len(lst), total, 'cuvil_bc.typing.infer' in sys.modules)\n",
         0,
     ),
+    # Found by the helper: a function reached through a default argument reads a
+    # name the loop writes (since calling a default that is a function compiles).
+    "default_reads": (
+        "total = 0\n"
+        "def peek():\n    return total\n\n"
+        "def helper(x, g=peek):\n    return g()\n\n"
+        "s = 0\n"
+        "for i in range(100000):\n    total += 1\n    s += helper(i)\n"
+        "print(total, s)\n",
+        0,
+    ),
+    # The same without the read: entered.
+    "default_calls": (
+        "def twice(v):\n    return v * 2\n\n"
+        "def helper(x, g=twice):\n    return g(x)\n\n"
+        "s = 0\n"
+        "for i in range(100000):\n    s += helper(i)\n"
+        "print(s)\n",
+        1,
+    ),
     # A loop the module reaches through `global` in a function (LOAD_GLOBAL at module
     # level) is left as it is.
     "global_statement": (

@@ -516,6 +516,7 @@ def _shared(namespace: dict[str, Any], builtins: dict[str, Any], written: tuple[
                 return f"{value.__qualname__} may use the module's {hit[0]}"
             work += [namespace[n] for n in used if n in namespace]
             work += [cell.cell_contents for cell in value.__closure__ or () if _filled(cell)]
+            work += [*(value.__defaults__ or ()), *(value.__kwdefaults__ or {}).values()]
         elif isinstance(value, type):
             if value.__module__ == module:
                 work += list(vars(value).values())

@@ -37,6 +37,11 @@ class Facts:
         """Whether `value` is always None (True), never None (False), or either (None)."""
         return None
 
+    def known_object(self, value: O.Value) -> tuple[object, ...]:
+        """The compile-time object (a module, function, builtin or class: no run-time
+        content) that `value` always is, as a 1-tuple; () when not known."""
+        return ()
+
     def fits(self, value: object, op: O.Op) -> bool:
         """Whether constant folding may replace `op` by `value`. Untyped, any value
         may; typed, only one of the type typing gave the op (``x ** 1.5`` is typed a

@@ -8,7 +8,7 @@ from ..ir.facts import Facts
 from .effects import may_raise
 from .primitives import is_pure_callable
 from ..errors import Unsupported
-from .types import NONE, UNDEF, constant_typeof, options
+from .types import NONE, UNDEF, ObjType, constant_typeof, options
 
 
 class KnownFacts(Facts):
@@ -40,6 +40,11 @@ class TypedFacts(KnownFacts):
             return None
         kinds = {t == NONE for t in options(value.type)}
         return kinds.pop() if len(kinds) == 1 else None
+
+    def known_object(self, value: O.Value) -> tuple[object, ...]:
+        if isinstance(value, O.Const) or not isinstance(value.type, ObjType):
+            return ()
+        return (value.type.obj,)
 
 
 KNOWN = KnownFacts()

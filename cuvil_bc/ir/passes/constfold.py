@@ -139,6 +139,14 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
+    # A parameter that is a compile-time object (a function passed to a compiled
+    # callee, or its default): its uses are that object, which later passes and
+    # lowering recognise only as a constant (a call of it was typed, then not lowered).
+    for arg in fn.args:
+        known = facts.known_object(arg)
+        if known and any(arg in op.operands() for op in fn.ops()):
+            fn.replace_all_uses(arg, O.Const(known[0]))
+            changed = True
     for block in fn.blocks:
         for op in list(block.ops):
             if isinstance(op, O.ControlOp):
