@@ -109,3 +109,38 @@ def hidden_frames(method: Callable[..., Any]) -> Callable[..., Any]:
     return hidden
 
 
+
+
+_OPTIMIZED = 0x01  # CO_OPTIMIZED: a function's frame, whose locals live in the frame itself
+#: 3.11 and 3.12 give `frame.f_locals` of a function's frame as a dict that the frame
+#: keeps (the one `locals()` returns), filled with every local when it is read; 3.13's
+#: is a view of the frame (PEP 667).
+_SNAPSHOTS = sys.version_info < (3, 13)
+
+
+def local_values(frame: types.FrameType) -> dict[str, object]:
+    """A copy of the bound locals of `frame`, a running frame of the program's, read
+    leaving nothing behind where that can be done. On 3.11 and 3.12, reading
+    `frame.f_locals` fills the frame's own dict, which then keeps every local alive
+    until the frame ends: a local the function rebinds was finalized late (a `__del__`
+    after the function's later output), found by a helper. Where nothing but the frame
+    refers to that dict (the program never called ``locals()``), it is emptied again
+    (a tracer's call refills it first, so it loses nothing). Where the program holds
+    it, it stays refreshed, as a debugger's read leaves it."""
+    d = frame.f_locals
+    values = dict(d)
+    if _SNAPSHOTS and frame.f_code.co_flags & _OPTIMIZED and sys.getrefcount(d) <= _alone_count():
+        d.clear()
+    return values
+
+
+@functools.lru_cache(maxsize=1)
+def _alone_count() -> int:
+    """`sys.getrefcount` of a function frame's locals dict that only the frame and
+    `local_values` refer to (measured once: the frame, the local, the argument)."""
+
+    def probe() -> int:
+        d = sys._getframe().f_locals
+        return sys.getrefcount(d)
+
+    return probe()

@@ -73,6 +73,22 @@ def use_function_defaults(x):
     return apply_default(x) - apply_default(x, abs, twice)
 
 
+def apply_or_twice(x, key=None):
+    if key is None:
+        key = twice
+    return key(x)
+
+
+def apply_unless_deleted(g, x):
+    if x < -100:
+        del g
+    return g(x)
+
+
+def use_function_parameters(x):
+    return apply_or_twice(x) + apply_or_twice(x, twice) + apply_unless_deleted(twice, x)
+
+
 def use_helper_keywords(x, y):
     return helper(x, c=y) + helper(b=y, a=x) + helper(x, y, c=0)
 
@@ -317,6 +333,13 @@ def test_a_default_that_is_a_function_is_called() -> None:
         check(d, x)
     assert native_ran(d), d.explain()
     equivalent(d, st.tuples(numbers()), max_examples=50)
+    # Found by a second helper: the same through a phi (`if key is None: key = f`) or
+    # an unbound-local check (`del g` on a path), and the UnboundLocalError CPython
+    # raises where the path deletes it.
+    d = cuvil_bc.compile(use_function_parameters)
+    for x in (2, -3, 2.5, -1000):
+        check(d, x)
+    assert native_ran(d), d.explain()
 
 
 def test_call_keyword_only_callee() -> None:

@@ -829,6 +829,29 @@ def test_loops_in_functions_called_once_finish_natively(tmp_path: Path) -> None:
     assert rows["scaled"]["osr_entries"] == 1, rows["scaled"]
 
 
+def test_the_gate_reading_a_frames_locals_does_not_keep_them_alive(tmp_path: Path) -> None:
+    # Found by a helper: on 3.11 and 3.12 the gate read the frame's locals through
+    # `frame.f_locals`, which fills a dict the frame keeps until it returns: an object
+    # the loop rebound afterwards was finalized only when the function ended (its
+    # `__del__` printed after the function's later output). `frames.local_values`
+    # empties that dict again when the program does not hold it.
+    (tmp_path / "finalized.py").write_text(
+        "class R:\n    def __init__(self, k):\n        self.k = k\n\n"
+        "    def __del__(self):\n        print('del', self.k)\n\n\n"
+        "def main():\n    r = R(0)\n    i = 0\n    s = 0\n"
+        "    while i < 300_000:\n        i += 1\n        s += i % 7\n"
+        "        if i == 250_000:\n            r = R(1)\n            print('rebound')\n"
+        "    print('after', s)\n\n\n"
+        "main()\nprint('end')\n"
+    )
+    plain = run(["finalized.py"], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "finalized.py"], cwd=tmp_path,
+                 env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_OSR": "always", "CUVIL_BC_CACHE": "0"})
+    same(plain, hooked)
+    assert "of type R" in str(report(out)["main"]["reason"]), report(out)["main"]  # (the gate asked)
+
+
 def test_a_loop_entered_after_its_exit_asked_raises_with_cpythons_traceback(tmp_path: Path) -> None:
     _, rows = hooked_like_plain("osr_raises.py", tmp_path, env={"CUVIL_BC_CACHE": "0"})
     assert rows["work"]["osr_entries"] == 1, rows["work"]

@@ -175,6 +175,7 @@ _COMPARE_OP = _OPS["COMPARE_OP"]
 _CONDITIONAL = {_OPS[n]: n.endswith("TRUE") for n in _OPS if n.startswith("POP_JUMP") and n.endswith(("_IF_TRUE", "_IF_FALSE"))}
 _LOAD_FASTS = frozenset(_OPS[n] for n in ("LOAD_FAST", "LOAD_FAST_CHECK") if n in _OPS)
 _LOAD_FAST_PAIR = _OPS.get("LOAD_FAST_LOAD_FAST", -1)
+_STORE_LOAD_PAIR = _OPS.get("STORE_FAST_LOAD_FAST", -1)
 _LOAD_GLOBAL = _OPS["LOAD_GLOBAL"]
 _RETURNS = frozenset({_RETURN_VALUE, _RETURN_CONST})
 #: What a `break` may do before it leaves the loop (CPython copies a short `return x` there).
@@ -190,7 +191,10 @@ def loop_bounds(code: Any, instrs: Sequence[Any], n: int) -> tuple[tuple[tuple[s
     loop goes on (`a < b`: it ends once `a` has caught up with `b`). An operand is
     ``("local", name)``, ``("name", name)`` (a global, or a module's name) or
     ``("const", value)``. What the on-stack replacement's cost model measures a
-    ``while`` loop's progress by: it has no range iterator to count."""
+    ``while`` loop's progress by: it has no range iterator to count. None at all
+    (``()``) where another test leaves the loop (a `break` on ``==``, on a call's
+    result): the comparisons would say how far the loop could go, not how far it
+    goes, and a loop that breaks early would pay a compile for nothing."""
     at = {i.start: k for k, i in enumerate(instrs)}
     first = at[instrs[n].target]
     last = max(b for b, i in enumerate(instrs) if i.op in LOOP_JUMPS and at[i.target] == first)  # (`continue` jumps back too)
@@ -207,17 +211,17 @@ def loop_bounds(code: Any, instrs: Sequence[Any], n: int) -> tuple[tuple[tuple[s
     found = []
     for j in range(first, last + 1):
         i = instrs[j]
-        if i.op not in _CONDITIONAL or j < 2 or instrs[j - 1].op != _COMPARE_OP:
+        if i.op not in _CONDITIONAL:
             continue
         jumps_out, falls_out = leaves(at[i.target]), leaves(j + 1)
         if jumps_out == falls_out:
             continue  # (a test inside the loop, or one whose both ways leave it)
+        if j < 2 or instrs[j - 1].op != _COMPARE_OP:
+            return ()
         op = rawcode.opcode.cmp_op[instrs[j - 1].arg >> COMPARE_SHIFT]
-        if op not in _NEGATED:
-            continue
-        operands = _operands(code, instrs, j - 2)
+        operands = _operands(code, instrs, j - 2) if op in _NEGATED else None
         if operands is None:
-            continue
+            return ()  # (a way out that says nothing of how far: `==`, a call, ...)
         # The loop goes on where the jump does not leave it.
         goes_on = op if jumps_out != _CONDITIONAL[i.op] else _NEGATED[op]
         found.append((operands[0], goes_on, operands[1]))
@@ -229,6 +233,8 @@ def _operands(code: Any, instrs: Sequence[Any], k: int) -> tuple[tuple[str, obje
     i = instrs[k]
     if i.op == _LOAD_FAST_PAIR:
         return ("local", code.co_varnames[i.arg >> 4]), ("local", code.co_varnames[i.arg & 15])
+    if i.op == _STORE_LOAD_PAIR:  # (3.13's `i += 1` at the loop's end, then its test: `i < n`)
+        return None
     right = _operand(code, i)
     left = _operand(code, instrs[k - 1]) if k > 0 else None
     if left is None or right is None:
@@ -237,6 +243,8 @@ def _operands(code: Any, instrs: Sequence[Any], k: int) -> tuple[tuple[str, obje
 
 
 def _operand(code: Any, i: Any) -> tuple[str, object] | None:
+    if i.op == _STORE_LOAD_PAIR:
+        return ("local", code.co_varnames[i.arg & 15])  # (the second half: the load)
     if i.op in _LOAD_FASTS:
         return ("local", code.co_varnames[i.arg])
     if i.op == _LOAD_NAME:

@@ -413,7 +413,9 @@ class Runtime:
         record.reason = ""
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount]
-        f_locals = frame.f_locals
+        from ..frames import local_values
+
+        f_locals = local_values(frame)
         args: tuple[Any, ...] | None = tuple(f_locals[n] for n in names if n in f_locals)
         if len(args) != len(names):  # type: ignore[arg-type]
             args = None  # a parameter was deleted: compile lazily, on the next call

@@ -46,7 +46,7 @@ import types
 
 from _weakref import getweakrefcount
 
-from ..frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
+from ..frames import OWN_CODE, handler_part, hidden_frames, local_values, raised_by_program
 from ..typing.arguments import may_compile
 
 TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
@@ -324,7 +324,7 @@ def _distances(state: State, frame: types.FrameType, offset: int) -> tuple[float
         bounds = state.bounds[offset] = loop_bounds(state.plain_code(frame.f_code), offset)
     if not bounds:
         return ()
-    f_locals, namespace, builtins = frame.f_locals, frame.f_globals, frame.f_builtins
+    f_locals, namespace, builtins = local_values(frame), frame.f_globals, frame.f_builtins
 
     def value(operand: tuple[str, object]) -> object:
         kind, what = operand
@@ -366,7 +366,7 @@ def _arguments(frame: types.FrameType, stack: tuple[Any, ...], references: list[
     frame's own never advances again: one that something else refers to too (``for i
     in IT`` over a global) must not be entered."""
     code = frame.f_code
-    f_locals = frame.f_locals
+    f_locals = local_values(frame)
     names = tuple(n for n in code.co_varnames if n in f_locals)
     return _with_stack(names, [f_locals[n] for n in names], stack, references, "local")
 

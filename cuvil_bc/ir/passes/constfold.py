@@ -139,13 +139,16 @@ def fold(op: O.Op, facts: Facts = UNTYPED) -> object:
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     changed = False
-    # A parameter that is a compile-time object (a function passed to a compiled
-    # callee, or its default): its uses are that object, which later passes and
-    # lowering recognise only as a constant (a call of it was typed, then not lowered).
-    for arg in fn.args:
-        known = facts.known_object(arg)
-        if known and any(arg in op.operands() for op in fn.ops()):
-            fn.replace_all_uses(arg, O.Const(known[0]))
+    # A value that is a compile-time object (a function passed to a compiled callee,
+    # or its default; a phi or an unbound-local check of one, `if key is None: key =
+    # f`): its uses are that object, which later passes and lowering recognise only as
+    # a constant (a call of it was typed, then not lowered). The check stays (it may
+    # raise); a phi goes with its uses.
+    values: list[O.Value] = [*fn.args, *(op for op in fn.ops() if isinstance(op, (O.Phi, O.Narrow)))]
+    for value in values:
+        known = facts.known_object(value)
+        if known and any(value in op.operands() for op in fn.ops()):
+            fn.replace_all_uses(value, O.Const(known[0]))
             changed = True
     for block in fn.blocks:
         for op in list(block.ops):
