@@ -267,7 +267,8 @@ def test_the_cost_model_enters_a_long_module_loop_and_leaves_a_short_one(tmp_pat
     for attempt in ("cold", "warm"):
         out = tmp_path / f"{attempt}.json"
         hooked = run(["-X", "importhook", "cuvil_bc", "long.py"], cwd=tmp_path,
-                     env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE_DIR": str(tmp_path / "cache"), "CUVIL_BC_SYNC": "0"})
+                     env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE_DIR": str(tmp_path / "cache"), "CUVIL_BC_SYNC": "0",
+                          "PYTHONDONTWRITEBYTECODE": ""})  # (it would turn the native-code cache off)
         if attempt == "cold":
             assert hooked.stdout.splitlines()[0] == plain.stdout.splitlines()[0], hooked.stdout + hooked.stderr
         else:
