@@ -159,7 +159,7 @@ _POP_JUMP_IF_FALSE = rawcode.opcode.opmap.get("POP_JUMP_IF_FALSE", rawcode.opcod
 _EXIT_JUMP_OPS = frozenset({_POP_JUMP_IF_FALSE})
 _TO_BOOL = rawcode.opcode.opmap.get("TO_BOOL")  # 3.13: a conditional jump takes only bools
 _OPS = rawcode.opcode.opmap
-_UNCONDITIONAL = region._UNCONDITIONAL
+_UNCONDITIONAL = region.UNCONDITIONAL
 
 
 def _exit_units(const_index: int) -> bytes:

@@ -25,7 +25,8 @@ if TYPE_CHECKING:
     from typing import Any, Sequence
 
 _OPS = rawcode.opcode.opmap
-_UNCONDITIONAL = frozenset(_OPS[n] for n in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT") if n in _OPS)
+#: Jumps always taken.
+UNCONDITIONAL = frozenset(_OPS[n] for n in ("JUMP_FORWARD", "JUMP_BACKWARD", "JUMP_BACKWARD_NO_INTERRUPT") if n in _OPS)
 _ENDS = frozenset(_OPS[n] for n in ("RETURN_VALUE", "RETURN_CONST", "RAISE_VARARGS", "RERAISE") if n in _OPS)
 #: Jumps that close a loop (not the ``_NO_INTERRUPT`` one of ``yield from`` and ``await``).
 LOOP_JUMPS = frozenset(op for op in rawcode._BACKWARD if "NO_INTERRUPT" not in rawcode.opcode.opname[op])
@@ -55,7 +56,7 @@ def stack_depths(code: Any, instrs: Sequence[Any]) -> dict[int, int] | None:
             arg = i.arg if i.op >= rawcode.opcode.HAVE_ARGUMENT else None
             if i.target is not None:
                 work.append((at[i.target], d + rawcode.opcode.stack_effect(i.op, arg, jump=True)))
-                if i.op in _UNCONDITIONAL:
+                if i.op in UNCONDITIONAL:
                     break
             if i.op in _ENDS:
                 break
@@ -111,7 +112,7 @@ def module_loop(code: Any, instrs: Sequence[Any], depth: dict[int, int], n: int)
         inside.add(k)
         if i.target is not None:
             work.append(at[i.target])
-        if i.op not in _UNCONDITIONAL and i.op not in _ENDS:
+        if i.op not in UNCONDITIONAL and i.op not in _ENDS:
             work.append(k + 1)
     if not exits:
         return None  # (a loop that only ends by an exception: nothing to go on to)
@@ -202,7 +203,7 @@ def loop_bounds(code: Any, instrs: Sequence[Any], n: int) -> tuple[tuple[tuple[s
     def leaves(k: int) -> bool:  # (out of the loop, or to a `break`: a jump out, or a return of a load)
         for k in range(k, min(k + 4, len(instrs))):
             i = instrs[k]
-            if not first <= k <= last or i.op in _RETURNS or (i.op in _UNCONDITIONAL and not first <= at[i.target] <= last):
+            if not first <= k <= last or i.op in _RETURNS or (i.op in UNCONDITIONAL and not first <= at[i.target] <= last):
                 return True
             if i.op not in _PLAIN:
                 return False
