@@ -1,0 +1,31 @@
+"""A lattice random walk driven by an inline xorshift generator, as a flat script:
+how far a walker strays, and how often it comes home. One while loop at the top level."""
+
+STEPS = 3_000_000
+MASK = (1 << 64) - 1
+seed = 88172645463325252
+x = y = 0
+returns = 0
+farthest = 0
+step = 0
+while step < STEPS:
+    seed ^= (seed << 13) & MASK
+    seed ^= seed >> 7
+    seed ^= (seed << 17) & MASK
+    move = seed & 3
+    if move == 0:
+        x += 1
+    elif move == 1:
+        x -= 1
+    elif move == 2:
+        y += 1
+    else:
+        y -= 1
+    dist = abs(x) + abs(y)
+    if dist > farthest:
+        farthest = dist
+    if dist == 0:
+        returns += 1
+    step += 1
+
+print("final", x, y, "farthest", farthest, "returns home", returns)
