@@ -9,7 +9,7 @@ alternate for `--rounds` rounds; a program's ratios are the medians of its round
 every run's output must be plain CPython's.
 
 Then the same for scripts whose hot loops sit at the module's top level
-(benchmarks/osr_scripts/: a lattice random walk driven by an inline xorshift generator
+(benchmarks/osr_scripts/: a lattice random walk driven by an inline 64-bit LCG
 in a while loop, sums of proper divisors with a while loop in a for loop, an explicit
 heat equation on NumPy arrays, streaming statistics with math calls): on-stack
 replacement enters the loops of the script's own module code. They have no target of
