@@ -88,6 +88,8 @@ def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | 
     With `module`, `code` is a module's and only its loops that on-stack replacement
     may enter are counted (`_module_loops`), each with an exit; a module without
     such loops is returned as it is."""
+    if module and _LOOP_JUMPS.isdisjoint(code.co_code[::2]):
+        return code  # (most modules' top level: no loop at all)
     instrs = rawcode.instructions(code)
     regions = _module_loops(code, instrs) if module else {}
     if module and not regions:
@@ -180,7 +182,7 @@ def _exit_load(instrs: Sequence[Any], k: int, const_index: int) -> bool:
     return instrs[first].op == _LOAD_CONST and instrs[first].arg == const_index
 
 
-def _osr_depths(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, int]:
+def _osr_depths(code: types.CodeType, instrs: Sequence[Any], depth: dict[int, int] | None = None) -> dict[int, int]:
     """The loop jumps (by index in `instrs`) where on-stack replacement may start, with
     the stack depth there. Only jumps that, like their targets, are outside every
     exception-table range: in a counted function (no ``try``, no ``with``) those are
@@ -189,11 +191,13 @@ def _osr_depths(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, int]:
     comprehension inlined by 3.12 has its loop's header (a FOR_ITER, which may raise)
     in a range, and its stack holds what it builds and what a call around it needs
     (NULLs among them). tests/test_rawcode.py checks the depths against
-    decode/resume.py's analysis."""
+    decode/resume.py's analysis. (`depth`: `region.stack_depths`, when the caller has
+    it already.)"""
     if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):
         return {}  # (a generator's or coroutine's: never counted, and its frame is resumed)
     covered = rawcode.covered(code)
-    depth = region.stack_depths(code, instrs)
+    if depth is None:
+        depth = region.stack_depths(code, instrs)
     if depth is None:
         return {}  # (a stack effect not modelled right: no exits at all)
     return {
@@ -210,11 +214,10 @@ def _module_loops(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, regi
     loops iterate over ``range(...)`` (an entry takes no other iterator). A loop that cannot
     be entered is not counted at all: the module's frame runs its code as written (it
     never gets the code back, as a function does once the hook has decided)."""
-    depths = _osr_depths(code, instrs)
-    if not depths:
-        return {}
     depth = region.stack_depths(code, instrs)
-    assert depth is not None
+    depths = _osr_depths(code, instrs, depth)
+    if not depths or depth is None:
+        return {}
     refused = {rawcode.opcode.opmap[name] for name in CONSTRUCTS if name in rawcode.opcode.opmap}
     found = {}
     for n in depths:
