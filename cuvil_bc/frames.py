@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import sys
 import types
-import weakref
+from _weakrefset import WeakSet  # (what `weakref` re-exports: the hook imports `weakref` nowhere else)
 
 TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 #: Code of cuvil_bc's own frames between a caller and its function (the generated
 #: entries, the dispatcher's slow paths): `strip_own_frames` takes them out of an
 #: exception's traceback, so that it reads as CPython's.
-OWN_CODE: "weakref.WeakSet[types.CodeType]" = weakref.WeakSet()
+OWN_CODE: "WeakSet[types.CodeType]" = WeakSet()
 
 
 #: The file name of the code cuvil_bc generates (the dispatcher's entries).

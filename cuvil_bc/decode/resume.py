@@ -261,31 +261,6 @@ def _instrs(prologue: list[tuple[str, object]], line: int) -> list["bytecode.Ins
     ]
 
 
-def module_loop_names(code: types.CodeType, offset: int) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
-    """For the module-level loop jump at byte `offset` of `code` (as written): the
-    names its region writes and those it only reads (`region.module_loop`), and its
-    size in instructions; None where it has no region."""
-    from . import region
-
-    raw = rawcode.instructions(code)
-    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
-    depth = region.stack_depths(code, raw) if n is not None else None
-    found = region.module_loop(code, raw, depth, n) if depth is not None and n is not None else None
-    if found is None:
-        return None
-    return found.written, region.read_names(code, raw, found), len(found.instrs)
-
-
-def loop_bounds(code: types.CodeType, offset: int) -> tuple[tuple[tuple[str, object], str, tuple[str, object]], ...]:
-    """`region.loop_bounds` of the loop whose jump back is at byte `offset` of `code`
-    (as written)."""
-    from . import region
-
-    raw = rawcode.instructions(code)
-    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
-    return () if n is None else region.loop_bounds(code, raw, n)
-
-
 def module_osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], stack: tuple[str, ...]) -> tuple[types.CodeType, tuple[str, ...], int]:
     """The entry of a module-level loop (hook/osr.py) at its jump back at byte
     `offset`: the loop's region (`region.module_loop`) as a function whose parameters

@@ -39,7 +39,6 @@ traceback reads as CPython's.
 
 from __future__ import annotations
 
-import opcode
 import sys
 import time
 import types
@@ -114,7 +113,7 @@ class State:
         self.spent = 0.0
         self.plain: types.CodeType | None = None  # the function's code as written (`plain_code`)
         #: A module's loops: by the offset of a loop's jump, what its region writes and
-        #: reads, and its size (`decode/resume.module_loop_names`).
+        #: reads, and its size (`decode/region.module_loop_names`).
         self.regions: dict[int, tuple[tuple[str, ...], tuple[str, ...], int] | None] = {}
         self.rearmed = False  # a module's counter was re-armed (`_rearm`)
         self.bounds: dict[int, tuple[Any, ...]] = {}  # by the offset of a loop's jump (`_distances`)
@@ -319,9 +318,9 @@ def _distances(state: State, frame: types.FrameType, offset: int) -> tuple[float
     None where an operand is not a number."""
     bounds = state.bounds.get(offset)
     if bounds is None:
-        from ..decode.resume import loop_bounds
+        from ..decode.region import loop_bounds_at
 
-        bounds = state.bounds[offset] = loop_bounds(state.plain_code(frame.f_code), offset)
+        bounds = state.bounds[offset] = loop_bounds_at(state.plain_code(frame.f_code), offset)
     if not bounds:
         return ()
     f_locals, namespace, builtins = local_values(frame), frame.f_globals, frame.f_builtins
@@ -416,7 +415,7 @@ def _module_arguments(state: State, frame: types.FrameType, offset: int, stack: 
     gets them when it is done (`Entry.run`, or `unlink` as an exception leaves it).
     Nothing else may read them meanwhile: a function the loop calls (`_shared`),
     another thread, or a signal handler."""
-    from ..decode.resume import module_loop_names
+    from ..decode.region import module_loop_names
 
     if offset not in state.regions:
         state.regions[offset] = module_loop_names(state.plain_code(frame.f_code), offset)
@@ -427,14 +426,14 @@ def _module_arguments(state: State, frame: types.FrameType, offset: int, stack: 
     namespace = frame.f_globals
     if frame.f_locals is not namespace:
         return "a module run with locals other than its globals"
+    unusable = [n for n in read if n in namespace and _unusable(namespace[n])]
+    if unusable:  # (said here, type inference would load the front end first: ~50 ms)
+        return f"module-level name {unusable[0]} of type {type(namespace[unusable[0]]).__name__}"
     if any(name not in namespace for name in written) or _alone():
         return None
     # (an array the loop reads is passed too: native code takes no array from a global)
     numpy = sys.modules.get("numpy")
     names = written + tuple(n for n in read if numpy is not None and type(namespace.get(n)) is numpy.ndarray)
-    unusable = [n for n in read if n in namespace and _unusable(namespace[n])]
-    if unusable:  # (said here, type inference would load the front end first: ~50 ms)
-        return f"module-level name {unusable[0]} of type {type(namespace[unusable[0]]).__name__}"
     shared = _shared(namespace, frame.f_builtins, written, names, read)
     if shared:
         return shared
@@ -532,17 +531,16 @@ def _shared(namespace: dict[str, Any], builtins: dict[str, Any], written: tuple[
 def _code_names(code: types.CodeType) -> tuple[set[str], bool]:
     """The names `code` and the code nested in it use (globals, attributes), and
     whether any of them assigns or deletes a global."""
+    import opcode  # (~0.6 ms, where a module's loop gets this far)
+
     names = set(code.co_names)
-    assigns = not _GLOBAL_STORES.isdisjoint(code.co_code[::2])
+    assigns = not {opcode.opmap["STORE_GLOBAL"], opcode.opmap["DELETE_GLOBAL"]}.isdisjoint(code.co_code[::2])
     for c in code.co_consts:
         if isinstance(c, types.CodeType):
             more, more_assigns = _code_names(c)
             names |= more
             assigns = assigns or more_assigns
     return names, assigns
-
-
-_GLOBAL_STORES = frozenset({opcode.opmap["STORE_GLOBAL"], opcode.opmap["DELETE_GLOBAL"]})
 
 
 def _filled(cell: types.CellType) -> bool:
