@@ -109,8 +109,6 @@ def hidden_frames(method: Callable[..., Any]) -> Callable[..., Any]:
     return hidden
 
 
-
-
 _OPTIMIZED = 0x01  # CO_OPTIMIZED: a function's frame, whose locals live in the frame itself
 #: 3.11 and 3.12 give `frame.f_locals` of a function's frame as a dict that the frame
 #: keeps (the one `locals()` returns), filled with every local when it is read; 3.13's

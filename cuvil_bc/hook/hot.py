@@ -47,10 +47,10 @@ from .cost import Sampler, Verdict
 from .options import Options
 from .rewrite import CHOSEN, FunctionInfo, class_call_reason, front_end_reason, typing_reason
 
-#: The reason of a function whose loops got hot in its first call, and which has not
-#: been called again (see `Runtime.on_hot`).
 _NEWLOCALS = 0x02  # (a module's code has not)
 
+#: The reason of a function whose loops got hot in its first call, and which has not
+#: been called again (see `Runtime.on_hot`).
 ONCE = "not hot: called once (its loops ran hot, but native code would start at its next call)"
 #: The same for a script's module-level code, which runs once by nature.
 MODULE_ONCE = "module-level code: its loops run natively only where on-stack replacement enters them"
