@@ -210,8 +210,9 @@ def _osr_depths(code: types.CodeType, instrs: Sequence[Any], depth: dict[int, in
 def _module_loops(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, region.Region]:
     """The loop jumps of module-level code (by index in `instrs`) that on-stack
     replacement may enter, with their regions (`region.module_loop`): those with an
-    exit whose region has no instruction the decoder never decodes, and whose ``for``
-    loops iterate over ``range(...)`` (an entry takes no other iterator). A loop that cannot
+    exit whose region has no instruction the decoder never decodes, whose ``for``
+    loops iterate over ``range(...)`` (an entry takes no other iterator), and that loads
+    no name the module binds to a container display. A loop that cannot
     be entered is not counted at all: the module's frame runs its code as written (it
     never gets the code back, as a function does once the hook has decided)."""
     depth = region.stack_depths(code, instrs)
@@ -222,7 +223,8 @@ def _module_loops(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, regi
     found = {}
     for n in depths:
         r = region.module_loop(code, instrs, depth, n)
-        if r is not None and not any(instrs[k].op in refused for k in r.instrs) and region.over_ranges(code, instrs, depth, r):
+        if (r is not None and not any(instrs[k].op in refused for k in r.instrs) and region.over_ranges(code, instrs, depth, r)
+                and not region.uses_containers(code, instrs, r)):
             found[n] = r
     return found
 

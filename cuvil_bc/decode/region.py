@@ -158,6 +158,23 @@ def over_ranges(code: Any, instrs: Sequence[Any], depth: dict[int, int], region:
     return True
 
 
+#: What leaves the list, dict or set of a display on the stack, for a ``STORE_NAME`` next
+#: (``[]``, ``[1, 2]``: ``BUILD_LIST`` then ``LIST_EXTEND``, ``{"a": 1}``).
+_DISPLAYS = frozenset(_OPS[n] for n in ("BUILD_LIST", "BUILD_MAP", "BUILD_SET", "BUILD_CONST_KEY_MAP", "LIST_EXTEND", "SET_UPDATE",
+                                        "DICT_UPDATE") if n in _OPS)
+
+
+def uses_containers(code: Any, instrs: Sequence[Any], region: Region) -> bool:
+    """Whether the region loads or stores a name that the module's code binds to a
+    list, dict or set display somewhere (``data = []``). Native code takes no
+    container, so the loop would be refused when it gets hot, and its counter would
+    have cost each of its iterations for nothing: it is not counted at all. (Only
+    displays are seen: a container that a call returns is refused when the loop gets
+    hot.)"""
+    displayed = {code.co_names[i.arg] for before, i in zip(instrs, instrs[1:]) if i.op == _STORE_NAME and before.op in _DISPLAYS}
+    return any(instrs[k].op in (_LOAD_NAME, _STORE_NAME) and code.co_names[instrs[k].arg] in displayed for k in region.instrs)
+
+
 def read_names(code: Any, instrs: Sequence[Any], region: Region) -> tuple[str, ...]:
     """The names the region loads but never stores (the entry reads them as globals)."""
     written = set(region.written)
