@@ -327,6 +327,11 @@ class Compiler:
                 s.resume_names = points
             except CompileError as e:
                 raise e.at(s.fn.location())
+        # Only the entries are called from outside the module: the callees' code is
+        # internal, so LLVM drops a callee it inlined everywhere rather than make
+        # machine code for it.
+        for s in pending[1:]:
+            module.get_global(s.symbol).linkage = "internal"
         entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
         words_entry = None
         if words_entry_supported(spec.argtypes, spec.return_type):

@@ -82,9 +82,16 @@ class Function:
         return users
 
     def replace_all_uses(self, old: Value, new: Value) -> None:
-        for op in self.ops():
-            if old in op.operands():
-                op.replace_operand(old, new)
+        self.replace_uses({old: new})
+
+    def replace_uses(self, new: dict[Value, Value]) -> None:
+        """Every use of a key of `new` uses its value instead, in one walk over the
+        ops (a pass that replaces many values collects them first). A value that is
+        itself a key is replaced in turn: the chain's end is used."""
+        if new:
+            for op in self.ops():
+                use_replacements(op, new)
+
 
     def rpo(self) -> list[BasicBlock]:
         order: list[BasicBlock] = []
@@ -105,3 +112,18 @@ class Function:
 
     def new_label(self) -> int:
         return max((b.label for b in self.blocks), default=-1) + 1000
+
+
+def use_replacements(op: Op, new: dict[Value, Value]) -> None:
+    """`op` uses the replacement of each of its operands that `new` replaces
+    (`Function.replace_uses`)."""
+    for v in op.operands():
+        if v in new:
+            op.replace_operand(v, replacement(new, v))
+
+
+def replacement(new: dict[Value, Value], value: Value) -> Value:
+    """What `value` finally stands for under the replacements `new`."""
+    while value in new:
+        value = new[value]
+    return value

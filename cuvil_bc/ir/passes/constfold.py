@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from .. import ops as O
 from ..facts import UNTYPED, Facts
-from ..function import Function
+from ..function import Function, use_replacements
 from ..operators import binary, compare, unary
 
 _NOFOLD = object()
@@ -150,19 +150,22 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
         if known and any(value in op.operands() for op in fn.ops()):
             fn.replace_all_uses(value, O.Const(known[0]))
             changed = True
+    folded: dict[O.Value, O.Value] = {}
     for block in fn.blocks:
-        for op in list(block.ops):
-            if isinstance(op, O.ControlOp):
+        for op in block.ops:
+            # (an op after one that folded reads its constant at once: a chain of
+            # constant ops folds in one sweep)
+            use_replacements(op, folded)
+            if isinstance(op, (O.ControlOp, O.Phi)):
                 continue
-            # Phis whose operands are all the same constant fold too (copyprop handles
-            # the general case, this keeps the pipeline's fixpoint short).
-            value = fold(op, facts) if not isinstance(op, O.Phi) else _NOFOLD
-            if value is _NOFOLD:
-                continue
-            fn.replace_all_uses(op, O.Const(value))
-            block.ops.remove(op)
-            changed = True
-    return changed
+            value = fold(op, facts)
+            if value is not _NOFOLD:
+                folded[op] = O.Const(value)
+    if folded:
+        fn.replace_uses(folded)
+        for block in fn.blocks:
+            block.ops[:] = [op for op in block.ops if op not in folded]
+    return changed or bool(folded)
 
 
 __all__ = ["run", "fold"]

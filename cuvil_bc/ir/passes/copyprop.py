@@ -7,20 +7,28 @@ copy of that value, so its uses read the value directly.
 from __future__ import annotations
 
 from ..facts import UNTYPED, Facts
-from ..function import Function
+from ..function import Function, replacement
+from ..ops import Phi, Value
 
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
-    changed = False
-    again = True
-    while again:
-        again = False
+    copies: dict[Value, Value] = {}
+    found = True
+    while found:  # (a phi of copies is found to be one in the next sweep)
+        found = False
         for block in fn.blocks:
             for phi in block.phis():
-                sources = {id(v): v for v in phi.operands() if v is not phi}
+                if phi in copies:
+                    continue
+                # (through the copies found so far: a loop of phis that only carry
+                # each other is never made a copy of itself)
+                sources = {id(r): r for r in (replacement(copies, v) for v in phi.operands()) if r is not phi}
                 if len(sources) == 1:
-                    (value,) = sources.values()
-                    fn.replace_all_uses(phi, value)
-                    block.ops.remove(phi)
-                    again = changed = True
-    return changed
+                    (copies[phi],) = sources.values()
+                    found = True
+    if not copies:
+        return False
+    fn.replace_uses(copies)
+    for block in fn.blocks:
+        block.ops[:] = [op for op in block.ops if not (isinstance(op, Phi) and op in copies)]
+    return True

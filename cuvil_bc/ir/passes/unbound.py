@@ -20,22 +20,24 @@ from ..function import Function
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
     maybe = _maybe_unbound(fn)
-    changed = False
+    needless: dict[O.Value, O.Value] = {}
+    for op in fn.ops():
+        if not (isinstance(op, O.Narrow) and op.is_none is None):
+            continue
+        value = op.value
+        known = facts.may_be_unbound(value)  # (typing knows it from the value's type)
+        if known is not None:
+            bound = not known
+        else:
+            bound = not isinstance(value, O.Undef) and value not in maybe
+        if bound:
+            needless[op] = value
+    if not needless:
+        return False
+    fn.replace_uses(needless)
     for block in fn.blocks:
-        for op in list(block.ops):
-            if not (isinstance(op, O.Narrow) and op.is_none is None):
-                continue
-            value = op.value
-            known = facts.may_be_unbound(value)  # (typing knows it from the value's type)
-            if known is not None:
-                needless = not known
-            else:
-                needless = not isinstance(value, O.Undef) and value not in maybe
-            if needless:
-                fn.replace_all_uses(op, value)
-                block.ops.remove(op)
-                changed = True
-    return changed
+        block.ops[:] = [op for op in block.ops if op not in needless]
+    return True
 
 
 def _maybe_unbound(fn: Function) -> set[O.Value]:
