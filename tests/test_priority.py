@@ -230,6 +230,7 @@ def test_the_hook_claims_priority_over_the_function_it_compiles(tmp_path: Path) 
         "    for i in range(n):\n"
         "        t += i % 7\n"
         "    return t\n"
+        "time.sleep(0.3)\n"  # (a program that has run longer than compiling kern takes: see cost.py)
         "total = 0\n"
         "for k in range(3000):\n"
         "    total += kern(300)\n"

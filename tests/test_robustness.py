@@ -288,6 +288,7 @@ def statuses(names, seconds=60):
         time.sleep(0.01)
 
 
+time.sleep(0.3)  # (a program that has run longer than compiling takes: see hook/cost.py)
 for k in range(120):
     before(k)
 # The parent's worker is compiling `before` now (or about to): the fork copies only
@@ -315,6 +316,7 @@ def test_forked_child_of_a_hooked_program_compiles(tmp_path: Path) -> None:
 
 POOL = """
 import multiprocessing
+import time
 
 
 def f(n):
@@ -324,6 +326,7 @@ def f(n):
     return s
 
 
+time.sleep(0.3)  # (a program that has run longer than compiling takes: see hook/cost.py)
 print(sum(f(k) for k in range(150)))
 # f got hot during the line above: the worker is compiling it (and importing the
 # compiler) while the pool forks its processes.
@@ -400,6 +403,7 @@ def test_keyboard_interrupt_in_jit_compile_propagates_and_the_next_call_compiles
 INTERRUPTED = """
 import signal
 import sys
+import time
 
 import cuvil_bc.compiler
 import cuvil_bc.lower.jit
@@ -431,6 +435,7 @@ if sys.argv[1] == "compile":  # CUVIL_BC_SYNC: the compile runs on this thread
     interrupt_once(cuvil_bc.compiler.COMPILER, "compile")
 else:  # in the background, but the first time LLVM loads on this thread
     interrupt_once(cuvil_bc.lower.jit, "get_jit")
+time.sleep(0.3)  # (a program that has run longer than compiling takes: see hook/cost.py)
 total = 0
 try:
     for k in range(300):
@@ -503,6 +508,7 @@ def good(n):
     return s
 
 
+time.sleep(0.3)  # (a program that has run longer than compiling takes: see hook/cost.py)
 for f in (bad_one, bad_two, good):
     print(f.__name__, sum(f(k) for k in range(150)))
 if "cuvil_bc.hook.hot" in sys.modules:  # in the background: let the worker finish

@@ -1,8 +1,12 @@
-"""The hook's cost model, after compiling: does the native function pay, called as its
-callers call it?
+"""The hook's cost model: what compiling costs, and, after compiling, does the native
+function pay, called as its callers call it?
 
 Before compiling, the hook leaves out what cannot pay: loop-free leaves
-(`rewrite.LEAF`) and functions called once (`hot.ONCE`). What is left can still lose:
+(`rewrite.LEAF`) and functions called once (`hot.ONCE`); and it compiles a hot function
+only once the program has run at least as long as the compile would keep it waiting
+(`compile_seconds`, `hot.Runtime.on_hot`): a program that ends sooner never pays for
+it, and one that has run that long is likely to run as long again, at worst twice as
+long as without us. What is left can still lose:
 a native call from interpreted code costs ~0.1-0.2 us at the boundary, and a function
 that deoptimises on most calls runs its native part for nothing. So a new native
 function's first calls go through a `Sampler`, which times them, natively and
@@ -27,6 +31,21 @@ from time import perf_counter_ns
 TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does without it)
 if TYPE_CHECKING:
     from typing import Any, Callable
+
+#: What compiling costs the program, roughly, in seconds: loading the compiler and
+#: LLVM the first time (measured on a 2-vCPU VM with 3.11-3.13: 45-55 ms), and per code
+#: unit of the function (a process's first compile, its lowering's imports included:
+#: 60 ms for 250 units, 0.21 s for 760, 1.5 s for 4800), at the run's own rate once it
+#: has compiled something (`Runtime.compile_rate`).
+COMPILER_COST = 0.06
+COMPILE_UNIT_COST = 0.25e-3
+
+
+def compile_seconds(rate: float | None, units: int, compiler_loaded: bool) -> float:
+    """About how long compiling a function of `units` code units keeps the program
+    waiting."""
+    return (rate or COMPILE_UNIT_COST) * units + (0.0 if compiler_loaded else COMPILER_COST)
+
 
 #: Timed calls of each kind (after one native call that warms up). Calls differ in
 #: cost with their arguments: fewer samples would often make a faster function look

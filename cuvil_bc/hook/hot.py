@@ -43,7 +43,7 @@ if TYPE_CHECKING:
 from ..counters import Counter, live, set_code
 from ..typing import arguments
 from ..warn import internal_warning
-from .cost import Sampler, Verdict
+from .cost import Sampler, Verdict, compile_seconds
 from .options import Options
 from .rewrite import CHOSEN, FunctionInfo, class_call_reason, front_end_reason, typing_reason
 
@@ -52,6 +52,9 @@ _NEWLOCALS = 0x02  # (a module's code has not)
 #: The reason of a function whose loops got hot in its first call, and which has not
 #: been called again (see `Runtime.on_hot`).
 ONCE = "not hot: called once (its loops ran hot, but native code would start at its next call)"
+#: The reason of a hot function that is not compiled yet: the program had not run as
+#: long as compiling it would keep the program waiting (see `Runtime.on_hot`).
+NOT_YET = "not compiled: the program had not run as long as compiling would take"
 #: The same for a script's module-level code, which runs once by nature.
 MODULE_ONCE = "module-level code: its loops run natively only where on-stack replacement enters them"
 
@@ -409,8 +412,6 @@ class Runtime:
                 osr.own_code(Gate)
                 osr.on_loop_hot(self, record)
             return
-        record.hot = True
-        record.reason = ""
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount]
         from ..frames import local_values
@@ -424,8 +425,25 @@ class Runtime:
             # Native code from the cache loads in milliseconds, without the compiler:
             # no reason to wait for the worker, or to load the front end (~50 ms) to
             # ask whether it compiles (it did).
+            record.hot, record.reason = True, ""
             self.compile(record, code, args)
             return
+        if not refused and not self.options.sync:
+            ran = time.monotonic() - self.started
+            needed = compile_seconds(self.compile_rate(), len(code.co_code) // 2, self.compiler_loaded)
+            if ran < needed:
+                # Compiling (the front end's checks included) would keep the program
+                # waiting longer than it has run so far: a program about to end would
+                # pay for it all (a 30 ms program took 0.2 s). Asked again when, at
+                # the rate the function has been counted so far, the program will
+                # have run that long.
+                record.reason = NOT_YET
+                for counter, least in ((record.call_counter, self.options.threshold), (record.loop_counter, self.options.loop_threshold)):
+                    if counter is not None and counter.left <= 0:
+                        counter.left = max(least, int(counter.ticks * (needed - ran) / max(ran, 1e-3)))
+                return
+        record.hot = True
+        record.reason = ""
         if not refused:
             # Only now the front end, then type inference for these arguments: most
             # counted functions never get this far, and one that cannot compile is

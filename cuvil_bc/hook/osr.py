@@ -47,6 +47,7 @@ from _weakref import getweakrefcount
 
 from ..frames import OWN_CODE, handler_part, hidden_frames, local_values, raised_by_program
 from ..typing.arguments import may_compile
+from .cost import compile_seconds
 
 TYPE_CHECKING = False  # (typing costs ~3 ms to import: a warm run does without it)
 if TYPE_CHECKING:
@@ -557,19 +558,13 @@ def _plain(code: types.CodeType) -> types.CodeType:
     return without_counters(code)
 
 
-#: What entering costs the program, roughly, in seconds: from the native-code cache
-#: (the imports of the loader and of the code's description, the load), or compiling
-#: (then loading the compiler too, the first time). Measured on a 2-vCPU VM with
-#: 3.11-3.13: a cached entry ~17 ms; loading the compiler and LLVM 45-55 ms.
+#: What entering from the native-code cache costs the program, roughly, in seconds
+#: (the imports of the loader and of the code's description, the load; measured on a
+#: 2-vCPU VM with 3.11-3.13: ~17 ms), and what grows with the function (its code
+#: units, as counted): asking the cache (the code as written, the entry's code and its
+#: key: ~12 us a unit, 60 ms for a 400-line function). Compiling: `cost.compile_seconds`.
 CACHED_COST = 0.03
-COMPILER_COST = 0.06
-#: And what grows with the function (its code units, as counted): asking the cache
-#: (the code as written, the entry's code and its key: ~12 us a unit, 60 ms for a
-#: 400-line function), and compiling the entry (a process's first compile, its
-#: lowering's imports included: 60 ms for 250 units, 0.21 s for 760, 1.5 s for 4800),
-#: at this run's own rate once it has compiled something.
 ASK_UNIT_COST = 12e-6
-COMPILE_UNIT_COST = 0.25e-3
 
 
 def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
@@ -579,8 +574,7 @@ def worth(runtime: Any, state: State, plan: _Plan, remaining: float) -> bool:
         return False
     if runtime.options.cache and _known_cached(state, plan):
         return True
-    rate = runtime.compile_rate() or COMPILE_UNIT_COST
-    return remaining >= MARGIN * (rate * plan.units + (0.0 if runtime.compiler_loaded else COMPILER_COST))
+    return remaining >= MARGIN * compile_seconds(runtime.compile_rate(), plan.units, runtime.compiler_loaded)
 
 
 def _known_cached(state: State, plan: _Plan) -> bool:
