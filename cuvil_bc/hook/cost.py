@@ -32,12 +32,13 @@ TYPE_CHECKING = False  # (typing costs ~5 ms to import: the hook's startup does 
 if TYPE_CHECKING:
     from typing import Any, Callable
 
-#: What compiling costs the program, roughly, in seconds: loading the compiler and
-#: LLVM the first time (measured on a 2-vCPU VM with 3.11-3.13: 45-55 ms), and per code
-#: unit of the function (a process's first compile, its lowering's imports included:
-#: 60 ms for 250 units, 0.21 s for 760, 1.5 s for 4800), at the run's own rate once it
-#: has compiled something (`Runtime.compile_rate`).
-COMPILER_COST = 0.06
+#: What compiling costs the program, roughly, in seconds: loading the front end, the
+#: compiler and LLVM the first time (measured on a 2-vCPU VM with 3.12: 80-120 ms, of
+#: which the front end that type inference needs first 30-45 ms), and per code unit of
+#: the function (a process's first compile, its lowering's imports included: 60 ms for
+#: 250 units, 0.21 s for 760, 1.5 s for 4800), at the run's own rate once it has
+#: compiled something (`Runtime.compile_rate`).
+COMPILER_COST = 0.09
 COMPILE_UNIT_COST = 0.25e-3
 
 
