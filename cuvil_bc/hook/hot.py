@@ -439,10 +439,14 @@ class Runtime:
                 # pay for it all (a 30 ms program took 0.2 s). Asked again when, at
                 # the rate the function has been counted so far, the program will
                 # have run that long.
+                # (At the rate since the process started: a function that started
+                # later ticks faster, and asks again sooner than needed, which costs
+                # an ask; the threshold's number of ticks again was 0.15 s late for a
+                # function whose calls take 1.5 ms.)
                 record.reason = NOT_YET
-                for counter, least in ((record.call_counter, self.options.threshold), (record.loop_counter, self.options.loop_threshold)):
+                for counter in (record.call_counter, record.loop_counter):
                     if counter is not None and counter.left <= 0:
-                        counter.left = max(least, int(counter.ticks * (needed - ran) / max(ran, 1e-3)))
+                        counter.left = max(1, int(counter.ticks * (needed - ran) / max(ran, 1e-3)))
                 return
         record.hot = True
         record.reason = ""
