@@ -18,11 +18,11 @@ first (a load marks a file used by its modification time).
 
 from __future__ import annotations
 
+import _thread
 import importlib.util
 import os
 import re
 import sys
-import threading
 import time
 import types as pytypes
 
@@ -162,7 +162,7 @@ def wrote(folder: str, size: int, limit: int) -> None:
 
 
 _sizes: dict[str, int] = {}
-_sizes_lock = threading.Lock()
+_sizes_lock = _thread.allocate_lock()
 
 
 def evict(folder: str, limit: int) -> int:
