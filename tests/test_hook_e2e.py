@@ -917,44 +917,41 @@ def test_a_short_loop_in_a_long_function_called_once_is_left_alone(tmp_path: Pat
     assert report(out)["main"]["osr_entries"] == 0
 
 
+DAMPED = (
+    "def damped(k, steps):\n    h = 10.0 / steps\n    total = 0.0\n"
+    "    for i in range(steps):\n        x = (i + 0.5) * h\n        total += math.sin(k * x) * math.exp(-x / 4.0)\n"
+    "    return total * h\n\n\n"
+)
+GATED = {"CUVIL_BC_CACHE": "0", "CUVIL_BC_SYNC": "0"}  # (the background mode: see hook/cost.py)
+
+
+def _gated(tmp_path: Path, main: str) -> tuple[subprocess.CompletedProcess[str], subprocess.CompletedProcess[str], dict[str, object]]:
+    """Plain and hooked runs (background mode) of `damped` called by `main`, and the
+    report's row of `damped`."""
+    program = tmp_path / "prog.py"
+    program.write_text("import math, sys, time\n\n\n" + DAMPED + main)
+    out = tmp_path / "report.json"
+    plain = run([str(program)], cwd=tmp_path)
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), **GATED})
+    return plain, hooked, report(out)["damped"]
+
+
 def test_a_short_program_does_not_wait_for_a_compile(tmp_path: Path) -> None:
     # A program of ~30 ms whose function gets hot in its first milliseconds: loading
     # the compiler and compiling (with priority over the program) made it take 0.2 s.
     # It now compiles only once the program has run as long as that would keep it
     # waiting (cost.compile_seconds): this one ends first, as it would without us.
-    program = tmp_path / "short.py"
-    program.write_text(
-        "import math, sys\n\n\n"
-        "def damped(k, steps):\n    h = 10.0 / steps\n    total = 0.0\n"
-        "    for i in range(steps):\n        x = (i + 0.5) * h\n        total += math.sin(k * x) * math.exp(-x / 4.0)\n"
-        "    return total * h\n\n\n"
-        "def main():\n    return sum(round(damped(k / 4.0, 400), 12) for k in range(1, 150))\n\n\n"
-        "print(main(), 'llvmlite' in sys.modules, 'cuvil_bc.pipeline' in sys.modules)\n"
-    )
-    plain = run([str(program)], cwd=tmp_path)
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0", "CUVIL_BC_SYNC": "0"})
+    plain, hooked, row = _gated(tmp_path, "print(sum(round(damped(k / 4.0, 400), 12) for k in range(1, 150)),"
+                                          " 'llvmlite' in sys.modules, 'cuvil_bc.pipeline' in sys.modules)\n")
     same(plain, hooked)
     assert hooked.stdout.endswith("False False\n"), hooked.stdout
-    row = report(out)["damped"]
     assert (row["status"], row["reason"]) == ("interpreted", NOT_YET), row
 
 
 def test_a_program_that_runs_longer_compiles_its_hot_function(tmp_path: Path) -> None:
     # The same function, called for longer than compiling it takes: native.
-    program = tmp_path / "long.py"
-    program.write_text(
-        "import math, time\n\n\n"
-        "def damped(k, steps):\n    h = 10.0 / steps\n    total = 0.0\n"
-        "    for i in range(steps):\n        x = (i + 0.5) * h\n        total += math.sin(k * x) * math.exp(-x / 4.0)\n"
-        "    return total * h\n\n\n"
-        "def main():\n    end = time.monotonic() + 1.0\n    total, k = 0.0, 0\n"
-        "    while time.monotonic() < end or k < 200:\n        k += 1\n        total += damped(k / 4.0, 400)\n"
-        "    return k > 0\n\n\n"
-        "print(main())\n"
-    )
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0", "CUVIL_BC_SYNC": "0"})
+    _, hooked, row = _gated(tmp_path, "def main():\n    end = time.monotonic() + 1.0\n    k = 0\n"
+                                      "    while time.monotonic() < end or k < 200:\n        k += 1\n        damped(k / 4.0, 400)\n"
+                                      "    return k > 0\n\n\nprint(main())\n")
     assert hooked.stdout == "True\n", hooked.stderr
-    row = report(out)["damped"]
     assert row["status"] == "native" and row["calls_native"] > 0, row
