@@ -955,3 +955,32 @@ def test_a_program_that_runs_longer_compiles_its_hot_function(tmp_path: Path) ->
                                       "    return k > 0\n\n\nprint(main())\n")
     assert hooked.stdout == "True\n", hooked.stderr
     assert row["status"] == "native" and row["calls_native"] > 0, row
+
+
+def test_threads_that_make_a_function_hot_together_submit_it_once(tmp_path: Path) -> None:
+    # Found by a helper: the trigger marked the function hot only after its cache and
+    # cost questions, which may let the GIL go; a second thread's tick then submitted
+    # it again, and that job's failure ("its function object is gone": the first had
+    # swapped in the trampoline) overwrote the report's "native".
+    program = tmp_path / "threads.py"
+    program.write_text(
+        "import sys, threading, time\n"
+        "from cuvil_bc.hook.hot import RUNTIME\n"
+        "submitted = []\n"
+        "real = RUNTIME.submit\n"
+        "def submit(record, *rest):\n    submitted.append(record.info.qualname)\n    return real(record, *rest)\n"
+        "RUNTIME.submit = submit\n"
+        "time.sleep(0.3)\n"  # (a program that has run longer than compiling takes: see hook/cost.py)
+        "def work(n):\n    s = 0\n    for i in range(n):\n        s += i * i % 13\n    return s\n"
+        "res = [0] * 4\n"
+        "def run(k):\n    t = 0\n    for j in range(300):\n        t += work(2000 + k)\n    res[k] = t\n"
+        "ts = [threading.Thread(target=run, args=(k,)) for k in range(4)]\n"
+        "for t in ts:\n    t.start()\n"
+        "for t in ts:\n    t.join()\n"
+        "print(res == [sum(sum(i * i % 13 for i in range(2000 + k)) for j in range(300)) for k in range(4)], submitted)\n"
+    )
+    out = tmp_path / "report.json"
+    for _ in range(3):
+        hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), **GATED})
+        assert hooked.stdout == "True ['work']\n", hooked.stdout + hooked.stderr
+        assert report(out)["work"]["status"] == "native"

@@ -414,6 +414,9 @@ class Runtime:
                 osr.own_code(Gate)
                 osr.on_loop_hot(self, record)
             return
+        # (At once: what follows may let the GIL go, to a thread whose tick of the same
+        # function would otherwise submit it a second time.)
+        record.hot = True
         code = frame.f_code
         names = code.co_varnames[: code.co_argcount]
         from ..frames import local_values
@@ -427,7 +430,7 @@ class Runtime:
             # Native code from the cache loads in milliseconds, without the compiler:
             # no reason to wait for the worker, or to load the front end (~50 ms) to
             # ask whether it compiles (it did).
-            record.hot, record.reason = True, ""
+            record.reason = ""
             self.compile(record, code, args)
             return
         if not refused and not self.options.sync:
@@ -447,8 +450,8 @@ class Runtime:
                 for counter in (record.call_counter, record.loop_counter):
                     if counter is not None and counter.left <= 0:
                         counter.left = max(1, int(counter.ticks * (needed - ran) / max(ran, 1e-3)))
+                record.hot = False
                 return
-        record.hot = True
         record.reason = ""
         if not refused:
             # Only now the front end, then type inference for these arguments: most
