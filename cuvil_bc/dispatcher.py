@@ -20,6 +20,7 @@ import types as pytypes
 import weakref
 
 from . import artifacts, observe, originals, resume
+from .artifacts import describe  # noqa: F401 (a first call makes its key: loaded here, not in the call)
 from .abi import DEOPT_KIND_SHIFT, DROPPABLE, MAX_DEPTH, RECURSION_MARGIN, SPECULATIVE_DEOPT, runtime_types
 from .counters import set_code
 from .frames import OWN_CODE, handler_part, hidden_frames, raised_by_program
