@@ -212,7 +212,7 @@ def _module_loops(code: types.CodeType, instrs: Sequence[Any]) -> dict[int, regi
     replacement may enter, with their regions (`region.module_loop`): those with an
     exit whose region has no instruction the decoder never decodes, whose ``for``
     loops iterate over ``range(...)`` (an entry takes no other iterator), and that loads
-    no name the module binds to a container display. A loop that cannot
+    or stores no name the module binds to a container display. A loop that cannot
     be entered is not counted at all: the module's frame runs its code as written (it
     never gets the code back, as a function does once the hook has decided)."""
     depth = region.stack_depths(code, instrs)
