@@ -340,14 +340,15 @@ def _entries_of(code: types.CodeType) -> list[tuple[types.CodeType, int, object]
 
     instrs = rawcode.instructions(code)
     found = counting._module_loops(code, instrs)
-    return [(code, instrs[n].start + 2 * instrs[n].prefixes, r) for n, r in sorted(found.items())]
+    return [(code, instrs[n].offset, r) for n, r in sorted(found.items())]
 
 
 def _depth(code: types.CodeType, offset: int) -> int:
     from cuvil_bc.decode import rawcode, region
 
     instrs = rawcode.instructions(code)
-    n = next(k for k, i in enumerate(instrs) if i.start + 2 * i.prefixes == offset)
+    n = rawcode.index_at(instrs, offset)
+    assert n is not None
     depth = region.stack_depths(code, instrs)
     assert depth is not None
     return depth[n]

@@ -121,7 +121,7 @@ def add_counters(code: types.CodeType, key: str, loop_key: str, gate_key: str | 
     keys = {}  # each stub's key: the offset of its loop's jump in the code as written
     for n in sorted(depths):
         keys[n] = len(consts)
-        consts += (instrs[n].start + 2 * instrs[n].prefixes,)  # (its opcode's, as `dis` gives it)
+        consts += (instrs[n].offset,)
     stacksize = max(code.co_stacksize + _COUNTER_DEPTH, *(2 * d + 2 for d in depths.values()), *(d + 3 for d in depths.values()),
                     *(len(r.exits) + 1 for r in regions.values()))
     counted = rawcode.relayout(code, inserts, set(), co_consts=consts, co_stacksize=stacksize)

@@ -57,6 +57,11 @@ class Instr(collections.namedtuple("Instr", "start op arg prefixes target")):
     def units(self) -> int:
         return self.prefixes + 1 + caches(self.op)
 
+    @property
+    def offset(self) -> int:
+        """The offset of its opcode's own unit (after its prefixes), as `dis` gives it."""
+        return self.start + 2 * self.prefixes
+
 
 def instructions(code: types.CodeType) -> list[Instr]:
     raw = code.co_code
@@ -80,6 +85,11 @@ def instructions(code: types.CodeType) -> list[Instr]:
         k = after
         ext, prefixes = 0, 0
     return out
+
+
+def index_at(instrs: list[Instr], offset: int) -> int | None:
+    """The index in `instrs` of the instruction whose opcode is at byte `offset`."""
+    return next((k for k, i in enumerate(instrs) if i.offset == offset), None)
 
 
 def encode(op: int, arg: int, prefixes: int = 0) -> bytes:
@@ -164,7 +174,7 @@ def relayout(code: types.CodeType, inserts: list[Insert], deleted: set[int], **r
         for n, i in enumerate(ins):
             if i.target is None or n in deleted:
                 continue
-            here = 2 * i.prefixes + i.start  # the opcode's own unit
+            here = i.offset
             new_here = start[n] + 2 * prefixes[n]
             if i.op in _BACKWARD:
                 base = i.target + 2 * i.arg - here
@@ -370,7 +380,7 @@ def entered_at(code: types.CodeType, offset: int, params: list[str], prologue: l
     ins = instructions(code)
     if not ins or ins[0].op != _RESUME:
         raise NotInPlace("instructions before RESUME")
-    target = next((k for k, i in enumerate(ins) if i.start + 2 * i.prefixes == offset), None)
+    target = index_at(ins, offset)
     if not target:
         raise ValueError(f"no instruction at offset {offset} in {code.co_qualname}")
     old = code.co_varnames

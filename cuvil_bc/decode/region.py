@@ -276,22 +276,31 @@ def _operand(code: Any, i: Any) -> tuple[str, object] | None:
 
 # -- by the offset of a loop's jump (what hook/osr.py knows) ----------------------------
 
-def module_loop_names(code: Any, offset: int) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
-    """For the module-level loop jump at byte `offset` of `code` (as written): the
-    names its region writes and those it only reads (`module_loop`), and its
-    size in instructions; None where it has no region."""
+def module_loop_at(code: Any, offset: int) -> tuple[list[Any], int, Region] | None:
+    """`code`'s instructions, the index of its module-level loop jump at byte
+    `offset` (of the code as written) and that jump's region (`module_loop`); None
+    where it has none."""
     raw = rawcode.instructions(code)
-    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
+    n = rawcode.index_at(raw, offset)
     depth = stack_depths(code, raw) if n is not None else None
     found = module_loop(code, raw, depth, n) if depth is not None and n is not None else None
+    return None if found is None or n is None else (raw, n, found)
+
+
+def module_loop_names(code: Any, offset: int) -> tuple[tuple[str, ...], tuple[str, ...], int] | None:
+    """For the module-level loop jump at byte `offset` of `code` (as written): the
+    names its region writes and those it only reads, and its size in instructions;
+    None where it has no region."""
+    found = module_loop_at(code, offset)
     if found is None:
         return None
-    return found.written, read_names(code, raw, found), len(found.instrs)
+    raw, _, region = found
+    return region.written, read_names(code, raw, region), len(region.instrs)
 
 
 def loop_bounds_at(code: Any, offset: int) -> tuple[tuple[tuple[str, object], str, tuple[str, object]], ...]:
     """`loop_bounds` of the loop whose jump back is at byte `offset` of `code`
     (as written)."""
     raw = rawcode.instructions(code)
-    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
+    n = rawcode.index_at(raw, offset)
     return () if n is None else loop_bounds(code, raw, n)

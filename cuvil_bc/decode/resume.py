@@ -273,14 +273,12 @@ def module_osr_code(code: types.CodeType, offset: int, names: tuple[str, ...], s
     written names and the number of exits. ValueError where there is no region."""
     import bytecode
 
-    from .region import module_loop, stack_depths
+    from .region import module_loop_at
 
-    raw = rawcode.instructions(code)
-    n = next((k for k, i in enumerate(raw) if i.start + 2 * i.prefixes == offset), None)
-    depth = stack_depths(code, raw) if n is not None else None
-    region = module_loop(code, raw, depth, n) if depth is not None and n is not None else None
-    if region is None:
+    found = module_loop_at(code, offset)
+    if found is None:
         raise ValueError(f"no module-level loop region at offset {offset} of {code.co_filename}")
+    raw, n, region = found
     written = region.written
     if names[: len(written)] != written:
         raise ValueError(f"the names {names} do not start with those the loop writes, {written}")

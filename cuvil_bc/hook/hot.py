@@ -440,12 +440,9 @@ class Runtime:
                 # Compiling (the front end's checks included) would keep the program
                 # waiting longer than it has run so far: a program about to end would
                 # pay for it all (a 30 ms program took 0.2 s). Asked again when, at
-                # the rate the function has been counted so far, the program will
-                # have run that long.
-                # (At the rate since the process started: a function that started
-                # later ticks faster, and asks again sooner than needed, which costs
-                # an ask; the threshold's number of ticks again was 0.15 s late for a
-                # function whose calls take 1.5 ms.)
+                # the rate its counters ticked since the process started, the program
+                # will have run that long (a function that started late asks too
+                # early, which costs an ask, never too late).
                 record.reason = NOT_YET
                 for counter in (record.call_counter, record.loop_counter):
                     if counter is not None and counter.left <= 0:

@@ -92,6 +92,12 @@ class Function:
             for op in self.ops():
                 use_replacements(op, new)
 
+    def replace_ops(self, new: dict[Value, Value]) -> None:
+        """Remove the ops that are keys of `new`, their uses replaced by their values
+        (`replace_uses`)."""
+        self.replace_uses(new)
+        for block in self.blocks:
+            block.ops[:] = [op for op in block.ops if op not in new]
 
     def rpo(self) -> list[BasicBlock]:
         order: list[BasicBlock] = []

@@ -161,10 +161,7 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
             value = fold(op, facts)
             if value is not _NOFOLD:
                 folded[op] = O.Const(value)
-    if folded:
-        fn.replace_uses(folded)
-        for block in fn.blocks:
-            block.ops[:] = [op for op in block.ops if op not in folded]
+    fn.replace_ops(folded)
     return changed or bool(folded)
 
 

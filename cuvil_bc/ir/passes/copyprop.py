@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..facts import UNTYPED, Facts
 from ..function import Function, replacement
-from ..ops import Phi, Value
+from ..ops import Value
 
 
 def run(fn: Function, facts: Facts = UNTYPED) -> bool:
@@ -26,9 +26,5 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
                 if len(sources) == 1:
                     (copies[phi],) = sources.values()
                     found = True
-    if not copies:
-        return False
-    fn.replace_uses(copies)
-    for block in fn.blocks:
-        block.ops[:] = [op for op in block.ops if not (isinstance(op, Phi) and op in copies)]
-    return True
+    fn.replace_ops(copies)
+    return bool(copies)

@@ -32,12 +32,8 @@ def run(fn: Function, facts: Facts = UNTYPED) -> bool:
             bound = not isinstance(value, O.Undef) and value not in maybe
         if bound:
             needless[op] = value
-    if not needless:
-        return False
-    fn.replace_uses(needless)
-    for block in fn.blocks:
-        block.ops[:] = [op for op in block.ops if op not in needless]
-    return True
+    fn.replace_ops(needless)
+    return bool(needless)
 
 
 def _maybe_unbound(fn: Function) -> set[O.Value]:
