@@ -165,13 +165,27 @@ _DISPLAYS = frozenset(_OPS[n] for n in ("BUILD_LIST", "BUILD_MAP", "BUILD_SET", 
 
 
 def uses_containers(code: Any, instrs: Sequence[Any], region: Region) -> bool:
-    """Whether the region loads or stores a name that the module's code binds to a
-    list, dict or set display somewhere (``data = []``). Native code takes no
+    """Whether the region loads or stores a name that may hold a list, dict or set
+    display (``data = []``) there: one that the region binds to a display, or whose
+    last binding before the region (in the code's order) is one. Native code takes no
     container, so the loop would be refused when it gets hot, and its counter would
     have cost each of its iterations for nothing: it is not counted at all. (Only
     displays are seen: a container that a call returns is refused when the loop gets
-    hot.)"""
-    displayed = {code.co_names[i.arg] for before, i in zip(instrs, instrs[1:]) if i.op == _STORE_NAME and before.op in _DISPLAYS}
+    hot. A name rebound to a number before the loop, ``acc = []`` ... ``acc = 0``,
+    keeps its loop counted: the region is the outermost loop, so no later binding
+    reaches it.)"""
+    first = region.instrs[0]
+    inside = set(region.instrs)
+    last: dict[str, bool] = {}  # name -> whether its last binding before the region is a display
+    displayed: set[str] = set()
+    for k in range(1, len(instrs)):
+        if instrs[k].op == _STORE_NAME and (k < first or k in inside):
+            name, display = code.co_names[instrs[k].arg], instrs[k - 1].op in _DISPLAYS
+            if k < first:
+                last[name] = display
+            elif display:
+                displayed.add(name)
+    displayed.update(name for name, display in last.items() if display)
     return any(instrs[k].op in (_LOAD_NAME, _STORE_NAME) and code.co_names[instrs[k].arg] in displayed for k in region.instrs)
 
 
