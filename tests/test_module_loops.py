@@ -376,10 +376,23 @@ def test_a_name_rebound_from_a_container_to_a_number_before_the_loop_keeps_it_co
     assert _entries_of(code)
     # Bound to a display only after the loop, in a later loop: that one is not counted.
     code = compile("acc = 0\nfor i in range(10):\n    acc += i\nacc = []\nfor i in range(10):\n    acc.append(i)\n", "prog.py", "exec")
-    assert len(_entries_of(code)) == 1
+    entries = _entries_of(code)
+    assert len(entries) == 1 and "acc" in entries[0][2].written  # (the first loop: it writes acc)
     # Rebound to a display after a number: not counted.
     code = compile("acc = 0\nacc = {}\nfor i in range(10):\n    acc\n", "prog.py", "exec")
     assert not _entries_of(code)
+
+
+def test_a_script_whose_name_was_a_list_before_enters_its_loop_natively(tmp_path: Path) -> None:
+    # End to end: the loop is entered (before 02b8364 it ran interpreted to the end),
+    # and the output is plain CPython's.
+    (tmp_path / "prog.py").write_text("acc = []\nacc = 0\nfor i in range(300000):\n    acc += i * i % 7\nprint(acc)\n")
+    plain = run(["prog.py"], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", "prog.py"], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), **FORCED})
+    same(plain, hooked)
+    row = _module_row(out)
+    assert row is not None and row["osr_entries"] == 1, row
 
 
 def test_a_script_appending_to_a_list_in_a_long_loop_runs_as_written(tmp_path: Path) -> None:
