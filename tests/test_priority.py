@@ -311,3 +311,56 @@ def test_a_functions_ticks_wait_until_its_last_queued_compile_is_done() -> None:
     runtime._do(runtime.pending.popleft())
     assert (record.call_counter.waits, record.loop_counter.waits) == (False, False)
     assert seen == [(True, True), (True, True)]
+
+
+def test_a_new_worker_gets_the_gil_without_waiting_out_the_programs_switch_interval() -> None:
+    # A new worker thread waited for the GIL until the program's thread let it go: at
+    # CPython's default switch interval every compile that started a worker began
+    # ~5 ms late (measured on examples/numeric_app.py: 5 ms between a function getting
+    # hot and its compile starting, each time). Here the interval is 1 s: the worker
+    # would start only after the spin below gives up.
+    import types as pytypes
+
+    from cuvil_bc.hook.hot import COMPILE_SWITCH_INTERVAL, Runtime
+
+    runtime = Runtime()
+    runtime.exit_registered = True  # (no atexit handler for this test's runtime)
+    record = pytypes.SimpleNamespace(call_counter=Counter(10**9, None), loop_counter=Counter(10**9, None))
+    started: list[float] = []
+    seen_interval: list[float] = []
+
+    def job() -> None:
+        started.append(time.perf_counter())
+        seen_interval.append(sys.getswitchinterval())
+
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(1.0)
+    try:
+        submitted = time.perf_counter()
+        runtime._submit((record, job, 1))  # type: ignore[arg-type]
+        while not started and time.perf_counter() - submitted < 0.9:
+            pass  # (pure bytecode: the GIL changes hands only at the switch interval)
+        assert started, "the worker did not start while the program's thread ran"
+        assert started[0] - submitted < 0.5
+        while runtime.worker_running:
+            time.sleep(0.001)
+        assert seen_interval == [pytest.approx(COMPILE_SWITCH_INTERVAL)]  # (the job's own, as before)
+        assert sys.getswitchinterval() == 1.0  # the program's, back once the worker ran
+    finally:
+        sys.setswitchinterval(old)
+
+
+def test_a_fork_while_a_worker_starts_gives_the_child_the_programs_switch_interval() -> None:
+    # The worker thread that would give the interval back is not copied by a fork.
+    from cuvil_bc.hook.hot import COMPILE_SWITCH_INTERVAL, Runtime
+
+    runtime = Runtime()
+    old = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(COMPILE_SWITCH_INTERVAL)
+        runtime.handoff = (0.004, sys.getswitchinterval())  # as `_submit` leaves it
+        runtime._after_fork_in_child()
+        assert sys.getswitchinterval() == 0.004
+        assert runtime.handoff is None
+    finally:
+        sys.setswitchinterval(old)

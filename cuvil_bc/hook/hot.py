@@ -203,6 +203,8 @@ class Runtime:
         self.compiled = (0.0, 0)  # the seconds and code units of the jobs finished
         self.exit_registered = False
         self.worker_ident: int | None = None  # the worker thread's, while it runs
+        #: While a worker thread starts: the program's switch interval and ours.
+        self.handoff: tuple[float, float] | None = None
         self.compiler_loaded = False
         # Guards records, pending and worker_running. Reentrant: a signal handler can
         # run counted code (and import modules) while this thread holds it.
@@ -258,6 +260,7 @@ class Runtime:
         self.pending = collections.deque()
         self.worker_running = False  # the worker thread was not copied
         self.worker_ident = None
+        self._handed_off()
         for job in pending:
             self._submit(job)
 
@@ -517,18 +520,33 @@ class Runtime:
 
                 atexit.register(self._at_exit)
                 self.exit_registered = True
+        # The new thread waits for the GIL until this one lets it go: at the program's
+        # switch interval (CPython's default, 5 ms) every compile started that much
+        # late. Until the thread runs, the interval is the compile's.
+        saved = sys.getswitchinterval()
+        sys.setswitchinterval(min(saved, COMPILE_SWITCH_INTERVAL))
+        self.handoff = (saved, sys.getswitchinterval())
         try:
             _thread.start_new_thread(self._work, ())
         except BaseException:
+            self._handed_off()
             with self.lock:
                 self.worker_running = False
             raise
+
+    def _handed_off(self) -> None:
+        """Give the program its switch interval back once the worker thread runs (or
+        failed to start, or was not copied by a fork), unless it set its own meanwhile."""
+        handoff, self.handoff = self.handoff, None
+        if handoff is not None and sys.getswitchinterval() == handoff[1]:
+            sys.setswitchinterval(handoff[0])
 
     def _work(self) -> None:
         """Compile the pending jobs, then end: a thread left idle would make the
         process multi-threaded for good, and CPython warns at every fork (os.fork,
         multiprocessing) of a multi-threaded process, where plain CPython would not."""
         self.worker_ident = _thread.get_ident()
+        self._handed_off()
         while True:
             with self.busy:  # a fork waits for this job (see `_before_fork`)
                 with self.lock:
