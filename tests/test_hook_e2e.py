@@ -401,6 +401,33 @@ def test_the_front_end_runs_only_for_functions_that_get_hot(tmp_path: Path) -> N
     assert rows["boxes"]["status"] == "unsupported" and "Box" in str(rows["boxes"]["reason"]), rows["boxes"]
 
 
+
+def test_a_synchronous_compile_types_each_function_once(tmp_path: Path) -> None:
+    # With CUVIL_BC_SYNC=1 the compiler was never marked loaded, so every hot function
+    # was typed twice: once to ask whether it compiles (a check meant only for before
+    # the compiler loads) and again by the compile itself (2-3 ms each).
+    program = tmp_path / "twice.py"
+    program.write_text(
+        "import cuvil_bc.hook.hot as hot\n\n"
+        "asked = []\n"
+        "ask = hot.typing_reason\n\n\n"
+        "def counted(func, args):\n    asked.append(func.__name__)\n    return ask(func, args)\n\n\n"
+        "hot.typing_reason = counted\n\n\n"
+        "def f(n):\n    t = 0\n    for i in range(n):\n        t += i * i\n    return t\n\n\n"
+        "def g(n):\n    t = 0.0\n    for i in range(n):\n        t += i / 3\n    return t\n\n\n"
+        "total = 0\n"
+        "for k in range(300):\n    total += f(30) + g(30)\n"
+        "print(total, asked)\n"
+    )
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path, env={"CUVIL_BC_REPORT": str(out), "CUVIL_BC_CACHE": "0"})
+    assert hooked.returncode == 0, hooked.stderr
+    expected = sum(sum(i * i for i in range(30)) + sum(i / 3 for i in range(30)) for k in range(300))
+    assert hooked.stdout == f"{expected} ['f']\n"  # g was hot once the compiler had loaded for f
+    rows = report(out)
+    assert rows["f"]["status"] == rows["g"]["status"] == "native", rows
+
+
 DIRECT = """
 import os
 import traceback

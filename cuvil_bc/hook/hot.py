@@ -474,6 +474,8 @@ class Runtime:
         if self.options.sync or refused:
             # (Giving up is quick, and takes as long in the worker, which holds the
             # GIL for it too: done here, the counters go at once.)
+            if not refused:
+                self.load_compiler()  # (so that the next hot function is not typed twice)
             self.compile(record, code, args, refused)
             return
         self.load_compiler()
