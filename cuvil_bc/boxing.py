@@ -131,3 +131,35 @@ def make_flattener(argtypes: tuple[Type, ...]) -> Callable[[tuple[Any, ...]], tu
     source = f"def flatten(a):\n    return ({''.join(e + ', ' for e in exprs)})\n"
     exec(compile(source, "<cuvil_bc>", "exec"), namespace)
     return namespace["flatten"]  # type: ignore[no-any-return]
+
+
+def make_words_caller(argtypes: tuple[Type, ...], address: int) -> Callable[..., int]:
+    """A call of the words entry at `address` (lower/entry.py's `emit_words_entry`) as
+    the dispatcher makes it: ``call(depth, *flattened, out, parked)`` (the flattened
+    arguments as `make_flattener` gives them), which writes them into the entry's
+    words; its status. Where a value does not fit its word (an int beyond int64, a
+    float for an int) cffi raises OverflowError or TypeError, as a call with those
+    parameters would."""
+    from ._runtime import ffi
+    from .typing.models import c_params
+
+    kinds = [c for t in argtypes for c in c_params(t)]
+    params = "".join(f"a{k}, " for k in range(len(kinds)))
+    lines = [f"def call(depth, {params}out, parked):", f"    w = _new('cb_word[]', {max(1, len(kinds))})"]
+    for k, kind in enumerate(kinds):
+        if kind == "double":
+            lines.append(f"    w[{k}].d = a{k}")
+        elif kind == "int64_t":
+            lines.append(f"    w[{k}].i = a{k}")
+        else:  # a data pointer (`_data`), kept alive by the caller's arguments
+            lines.append(f"    w[{k}].i = _address(a{k})")
+    # (the calls that the entry counts are the C entry's: these are counted by the dispatcher)
+    lines.append("    return _fn(_uncounted, w, out, depth, parked)")
+    namespace: dict[str, Any] = {
+        "_new": ffi.new,
+        "_address": lambda p: int(ffi.cast("intptr_t", p)),
+        "_fn": ffi.cast("int32_t(*)(int64_t *, cb_word *, cb_word *, int32_t, cb_word *)", address),
+        "_uncounted": ffi.new("int64_t *"),
+    }
+    exec(compile("\n".join(lines) + "\n", "<cuvil_bc>", "exec"), namespace)  # (a code object: see make_flattener)
+    return namespace["call"]  # type: ignore[no-any-return]

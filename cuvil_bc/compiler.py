@@ -44,6 +44,8 @@ class Specialization(Work):
     recursive: bool = False
     finished: bool = False  # went through all the stages: `fn` is its typed IR
     provisional: bool = False
+    #: Its module's entry point (lower/entry.py): `words_entry` where the C entry takes
+    #: the signature, else cffi's.
     entry: str | None = None
     entry_address: int = 0  # of `entry`'s machine code, once in the JIT
     words_entry_address: int = 0  # of `words_entry`'s (0: none)
@@ -332,11 +334,10 @@ class Compiler:
         # machine code for it.
         for s in pending[1:]:
             module.get_global(s.symbol).linkage = "internal"
-        entry = emit_entry(module, spec.symbol, spec.argtypes, spec.return_type)
-        words_entry = None
         if words_entry_supported(spec.argtypes, spec.return_type):
-            words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, entry)
-        return module, entry, words_entry
+            words_entry = emit_words_entry(module, spec.symbol, spec.argtypes, spec.return_type)
+            return module, words_entry, words_entry
+        return module, emit_entry(module, spec.symbol, spec.argtypes, spec.return_type), None
 
 
 class _Callees:

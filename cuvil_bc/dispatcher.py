@@ -62,20 +62,21 @@ class _Native:
 
     def __init__(self, spec: Specialization) -> None:
         from ._runtime import ffi  # type: ignore[attr-defined]
-        from .boxing import make_boxer, make_flattener
+        from .boxing import entry_slots, make_boxer, make_flattener, make_words_caller
         from .typing.models import c_params, words
 
         self.spec = spec
-        params = [c for t in spec.argtypes for c in c_params(t)]
-        ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
         self.calls_python = spec.calls_native
         assert spec.entry is not None
-        self.cfunc = ffi.cast(ctype, spec.entry_address)
         self.fast: tuple[Any, ...] | None = None
         self.target: Any = None
-        if spec.words_entry is not None:
-            from .boxing import entry_slots
-
+        if spec.words_entry is None:
+            params = [c for t in spec.argtypes for c in c_params(t)]
+            ctype = f"int32_t(*)({', '.join(['int32_t'] + params + ['cb_word *', 'cb_word *'])})"
+            #: ``cfunc(depth, *flattened, out, parked)``: the generic path's call.
+            self.cfunc = ffi.cast(ctype, spec.entry_address)
+        else:  # (the module's one entry: lower/entry.py)
+            self.cfunc = make_words_caller(spec.argtypes, spec.words_entry_address)
             # This dispatcher's own target: its `calls` counts the C entry's native calls.
             self.target = ffi.new("cb_native_target *")
             self.target.fn = ffi.cast("void *", spec.words_entry_address)

@@ -259,10 +259,25 @@ def test_a_parameter_named_like_the_entrys_locals() -> None:
         check(f, *args)
 
 
+def _functions(f):  # type: ignore[no-untyped-def]
+    """The optimised module's functions by name: their text."""
+    functions = {}
+    for chunk in f.inspect_llvm().split("\ndefine ")[1:]:
+        name = chunk.split("@", 1)[1].split("(", 1)[0].strip('"')
+        functions[name] = chunk[: chunk.find("\n}")]
+    return functions
+
+
+def _calls(text: str, name: str) -> bool:
+    return f"@{name}(" in text or f'@"{name}"(' in text
+
+
 def test_a_body_is_compiled_once_not_again_inside_its_entries() -> None:
     # The cffi entry and the C entry's word entry called the function's body, and LLVM
     # inlined it into both: three copies of every loop to optimise and generate code
-    # for (half as long again per compile). They call it now.
+    # for (half as long again per compile). They call it now. And a module has one
+    # entry: the words entry, which the dispatcher calls too, where the C entry takes
+    # the signature (the second entry cost LLVM a tenth of its time).
     def escape(cr, ci):  # type: ignore[no-untyped-def]
         zr = zi = 0.0
         for n in range(100):
@@ -274,13 +289,24 @@ def test_a_body_is_compiled_once_not_again_inside_its_entries() -> None:
     f = cuvil_bc.compile(escape)
     assert f(0.1, 0.2) == escape(0.1, 0.2)
     assert native_ran(f)
-    functions = {}
-    for chunk in f.inspect_llvm().split("\ndefine ")[1:]:
-        name = chunk.split("@", 1)[1].split("(", 1)[0].strip('"')
-        functions[name] = chunk[: chunk.find("\n}")]
+    functions = _functions(f)
     body = next(n for n in functions if not n.endswith((".entry", ".words")))
-    assert {n for n in functions if n != body} == {body + ".entry", body + ".words"}, list(functions)
+    assert set(functions) == {body, body + ".words"}, list(functions)
     assert "fmul" in functions[body]
-    for name in (body + ".entry", body + ".words"):
-        assert "fmul" not in functions[name], functions[name]
-    assert f"@\"{body}\"(" in functions[body + ".entry"]
+    assert "fmul" not in functions[body + ".words"], functions[body + ".words"]
+    assert _calls(functions[body + ".words"], body)
+
+
+def test_a_signature_the_c_entry_does_not_take_has_cffis_entry_only() -> None:
+    # More parameters than the C entry passes words (ENTRY_WORDS): cffi calls it.
+    from cuvil_bc.lower.entry import ENTRY_WORDS
+
+    names = [f"a{k}" for k in range(ENTRY_WORDS + 1)]
+    f = compile_source(f"def scaled({', '.join(names)}):\n    t = 0\n    for i in range(a0):\n        t += i * ({' + '.join(names)})\n    return t\n", "scaled")
+    args = tuple(range(10, 10 + len(names)))
+    assert f(*args) == f.py_func(*args)
+    assert native_ran(f)
+    functions = _functions(f)
+    body = next(n for n in functions if not n.endswith((".entry", ".words")))
+    assert set(functions) == {body, body + ".entry"}, list(functions)
+    assert _calls(functions[body + ".entry"], body)
