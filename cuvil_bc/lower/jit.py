@@ -67,7 +67,10 @@ class JIT:
                 pb = llvm.create_pass_builder(self.tm, pto)
                 quiet = _missed_unrolls_unheard() if _FORCED_UNROLL in text else contextlib.nullcontext()
                 with _tuned_options(), quiet:
-                    pb.getModulePassManager().run(mod, pb)
+                    if light_pipeline(text):
+                        _light(mod, pb)
+                    else:
+                        pb.getModulePassManager().run(mod, pb)
                     if late:
                         side = llvm.parse_assembly(late)
                         side.triple, side.data_layout = mod.triple, mod.data_layout
@@ -186,6 +189,39 @@ def _late_text(module: ir.Module) -> str:
     for define in defines:
         define(side)
     return str(side)
+
+
+#: A module with more integer remainders than this is optimised by `_light`. LLVM's
+#: InstCombine takes time that grows with about the square, or the cube, of the number of
+#: remainders in a chain of them, once their divisors are constants: a function of 50
+#: lines ``s = (s * 7 + k) % 1000003`` took 0.9 s to optimise, 100 lines 6.4 s, and 100
+#: lines ``s = s % (1000003 + k)`` 3.3 s (300: 76 s), against ~10 ms for a kernel; the
+#: hook's exit waits for an optimisation under way. A loop of a few remainders, as
+#: kernels have, never comes near. (Variable divisors do not show it, but the lowered
+#: module does not yet tell which divisors LLVM will find constant: each counts.)
+REMAINDERS = 32
+
+
+def light_pipeline(text: str) -> bool:
+    """Whether the module (its unoptimised IR text) is optimised by `_light`."""
+    return text.count(" = srem ") > REMAINDERS
+
+
+def _light(mod: llvm.ModuleRef, pb: llvm.PassBuilder) -> None:
+    """A short pipeline, without InstCombine: registers for the locals, constants and
+    redundancies folded, dead code and empty blocks removed. Its code is slower than
+    the full pipeline's (no loop optimisations, no vectors), and it is used only where
+    that would take seconds (`REMAINDERS`); code generation still selects
+    multiplications for division by a constant."""
+    mpm = llvm.create_new_module_pass_manager()
+    mpm.add_always_inliner_pass()
+    mpm.add_sroa_pass()
+    mpm.add_simplify_cfg_pass()
+    mpm.add_sccp_pass()
+    mpm.add_new_gvn_pass()
+    mpm.add_aggressive_dce_pass()
+    mpm.add_simplify_cfg_pass()
+    mpm.run(mod, pb)
 
 
 #: The attribute that names a call's vector variants (powers.py): those the loop
