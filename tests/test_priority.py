@@ -5,6 +5,7 @@ claim ends, never past its deadline; everything else runs on as before."""
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import signal
 import subprocess
@@ -364,3 +365,30 @@ def test_a_fork_while_a_worker_starts_gives_the_child_the_programs_switch_interv
         assert runtime.handoff is None
     finally:
         sys.setswitchinterval(old)
+
+
+def test_the_programs_switch_interval_survives_background_compiles_exactly(tmp_path: Path) -> None:
+    # Found by a helper: each worker start and each compile set back the value that
+    # sys.getswitchinterval() had given, and CPython keeps whole microseconds,
+    # truncating: 0.000241 came back 0.00024, then 0.000239, a step per round trip.
+    # (While a compile runs the program sees the worker's interval: it reads its own
+    # at exit, after the exit has waited for the worker.)
+    program = tmp_path / "interval.py"
+    program.write_text(
+        "import atexit\nimport sys\n\n"
+        "sys.setswitchinterval(0.000241)\n"
+        "atexit.register(lambda: print(repr(sys.getswitchinterval())))  # (once the exit has stopped the worker)\n\n\n"
+        "def a(n):\n    s = 0\n    for i in range(n):\n        s += i * i % 7\n    return s\n\n\n"
+        "def b(n):\n    s = 0.0\n    for i in range(n):\n        s += i / 7\n    return s\n\n\n"
+        "t = 0.0\n"
+        "for k in range(1500):\n    t += a(3000) + b(3000)\n"
+        "print(t)\n"
+    )
+    plain = run([str(program)], cwd=tmp_path)
+    out = tmp_path / "report.json"
+    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path,
+                 env={"CUVIL_BC_SYNC": "0", "CUVIL_BC_CACHE": "0", "CUVIL_BC_REPORT": str(out)})
+    assert hooked.returncode == 0, hooked.stderr
+    assert hooked.stdout == plain.stdout
+    rows = {r["qualname"]: r for r in json.loads(out.read_text())["functions"]}
+    assert rows["a"]["status"] == rows["b"]["status"] == "native", rows  # (the worker compiled both)

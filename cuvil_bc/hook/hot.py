@@ -541,7 +541,7 @@ class Runtime:
         failed to start, or was not copied by a fork), unless it set its own meanwhile."""
         handoff, self.handoff = self.handoff, None
         if handoff is not None and sys.getswitchinterval() == handoff[1]:
-            sys.setswitchinterval(handoff[0])
+            restore_switch_interval(handoff[0])
 
     def _work(self) -> None:
         """Compile the pending jobs, then end: a thread left idle would make the
@@ -591,7 +591,7 @@ class Runtime:
                 if not any(queued[0] is job[0] for queued in self.pending):
                     _waiting(job[0], False)
             if sys.getswitchinterval() == ours:  # unless the program changed it meanwhile
-                sys.setswitchinterval(interval)
+                restore_switch_interval(interval)
 
     # -- compiling ------------------------------------------------------------------
 
@@ -711,6 +711,13 @@ class Runtime:
                     row["file"] = row["file"][len(prefix) :]
                 row["reason"] = row["reason"].replace(prefix, "")
         return rows
+
+
+def restore_switch_interval(seconds: float) -> None:
+    """Set the switch interval back to what `sys.getswitchinterval` gave (`seconds`).
+    CPython keeps whole microseconds, truncating: setting what it gave back can lose
+    one (0.000241 came back 0.00024, a step lower at every compile)."""
+    sys.setswitchinterval((round(seconds * 1e6) + 0.5) * 1e-6)
 
 
 def _in_cache(code: types.CodeType, namespace: dict[str, Any], args: tuple[Any, ...]) -> bool:
