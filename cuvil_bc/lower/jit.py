@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import threading
 import weakref
 from typing import Any, Callable, Iterator
@@ -191,20 +192,27 @@ def _late_text(module: ir.Module) -> str:
     return str(side)
 
 
-#: A module with more integer remainders than this is optimised by `_light`. LLVM's
-#: InstCombine takes time that grows with about the square, or the cube, of the number of
-#: remainders in a chain of them, once their divisors are constants: a function of 50
-#: lines ``s = (s * 7 + k) % 1000003`` took 0.9 s to optimise, 100 lines 6.4 s, and 100
-#: lines ``s = s % (1000003 + k)`` 3.3 s (300: 76 s), against ~10 ms for a kernel; the
-#: hook's exit waits for an optimisation under way. A loop of a few remainders, as
-#: kernels have, never comes near. (Variable divisors do not show it, but the lowered
-#: module does not yet tell which divisors LLVM will find constant: each counts.)
+#: A module with more Python int remainders (``%``, `REMAINDER`) than this is optimised
+#: by `_light`. LLVM's InstCombine takes time that grows with about the square, or the
+#: cube, of the number of remainders in a chain of them, once their divisors are
+#: constants: a function of 50 lines ``s = (s * 7 + k) % 1000003`` took 0.9 s to
+#: optimise, 100 lines 6.4 s, and 100 lines ``s = s % (1000003 + k)`` 3.3 s (300: 76 s),
+#: against ~10 ms for a kernel; the hook's exit waits for an optimisation under way. A
+#: loop of a few remainders, as kernels have, never comes near. (Floor divisions, which
+#: compute a remainder too, do not show it: 300 lines of ``//`` took 0.13 s. Variable
+#: divisors do not either, but the lowered module does not tell which divisors LLVM
+#: will find constant: each counts.)
 REMAINDERS = 32
+
+#: The name of the value of a Python int ``%`` in the lowered module (lower/numeric.py):
+#: what `light_pipeline` counts.
+REMAINDER = "rem"
+_REMAINDER = re.compile(rf'%"{REMAINDER}(?:\.\d+)?" = srem ')
 
 
 def light_pipeline(text: str) -> bool:
     """Whether the module (its unoptimised IR text) is optimised by `_light`."""
-    return text.count(" = srem ") > REMAINDERS
+    return len(_REMAINDER.findall(text)) > REMAINDERS
 
 
 def _light(mod: llvm.ModuleRef, pb: llvm.PassBuilder) -> None:
