@@ -310,3 +310,27 @@ def test_a_signature_the_c_entry_does_not_take_has_cffis_entry_only() -> None:
     body = next(n for n in functions if not n.endswith((".entry", ".words")))
     assert set(functions) == {body, body + ".entry"}, list(functions)
     assert _calls(functions[body + ".entry"], body)
+
+
+def test_the_generic_path_calls_the_words_entry_natively() -> None:
+    # The dispatcher's generic path (`_call_generic`: first calls, on-stack replacement
+    # entries) writes the flattened arguments into the words entry's words
+    # (boxing.make_words_caller): an array's data pointer, a float and an int. An int
+    # beyond int64 does not fit its word: the call falls back, with CPython's outcome.
+    f = compile_source(
+        "def scaled(a, x, n):\n    t = 0.0\n    for i in range(n):\n        t += a[i] * x\n    return t\n", "scaled"
+    )
+    a = np.arange(10.0)
+    assert f(a, 1.5, 10) == f.py_func(a, 1.5, 10)  # compiled
+    generic = f.dispatcher._call_generic
+    native = f.stats["native_calls"]
+    for n in (0, 3, 10):
+        got, want = generic((a, 2.5, n), {}), f.py_func(a, 2.5, n)
+        assert got == want and type(got) is type(want)
+    assert f.stats["native_calls"] == native + 3  # all three ran natively
+    for n in (11, 2**70):  # an IndexError (natively, then CPython's), a fallback
+        with pytest.raises(IndexError) as raised:
+            generic((a, 1.0, n), {})
+        with pytest.raises(IndexError) as expected:
+            f.py_func(a, 1.0, n)
+        assert str(raised.value) == str(expected.value)

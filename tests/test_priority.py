@@ -5,7 +5,6 @@ claim ends, never past its deadline; everything else runs on as before."""
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import signal
 import subprocess
@@ -20,7 +19,7 @@ import pytest
 from cuvil_bc import priority
 from cuvil_bc.counters import Counter
 
-from .test_hook_e2e import run
+from .test_hook_e2e import hooked_like_plain, run
 
 
 def _tick_time(counter: Counter) -> float:
@@ -384,12 +383,6 @@ def test_the_programs_switch_interval_survives_background_compiles_exactly(tmp_p
         "for k in range(2500):\n    t += a(3000) + b(3000)\n"
         "print(t)\n"
     )
-    plain = run([str(program)], cwd=tmp_path)
-    out = tmp_path / "report.json"
-    hooked = run(["-X", "importhook", "cuvil_bc", str(program)], cwd=tmp_path,
-                 env={"CUVIL_BC_SYNC": "0", "CUVIL_BC_CACHE": "0", "CUVIL_BC_REPORT": str(out)})
-    assert hooked.returncode == 0, hooked.stderr
-    assert hooked.stdout == plain.stdout
-    rows = {r["qualname"]: r for r in json.loads(out.read_text())["functions"]}
+    _, rows = hooked_like_plain(str(program), tmp_path, env={"CUVIL_BC_SYNC": "0", "CUVIL_BC_CACHE": "0"})
     # (the worker ran: under load the second may still be compiling at the end)
     assert "native" in (rows["a"]["status"], rows["b"]["status"]), rows
