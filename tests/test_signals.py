@@ -84,6 +84,50 @@ def test_a_handler_the_program_sets_runs_during_a_native_loop() -> None:
         signal.signal(signal.SIGALRM, previous)
 
 
+def test_a_signal_stops_a_loop_whose_passes_call_a_long_native_function() -> None:
+    # A loop header without calls in its loop polls for signals once per 256 passes
+    # (loops.GIL_REPORT_PASSES, on the budget's cold path). One whose passes call
+    # something polls on every pass: here each pass is a native fib(30) (~2-4 ms,
+    # loop-free: it polls nowhere), and the handler would wait ~0.5-1 s for 256 of
+    # them. (The signal comes from the kernel, a timer's: a thread of this process
+    # would wait for the GIL, which the native call keeps for seconds, as it counts
+    # one unit of work a pass: see docs/architecture.md.)
+    src = """
+def fib(n):
+    if n < 2:
+        return n
+    return fib(n - 1) + fib(n - 2)
+
+def f(n, k):
+    i = 0
+    t = 0
+    while i < n:
+        t += fib(k)
+        i += 1
+    return t
+"""
+    f = compile_source(src)
+    check(f, 3, 10)
+    assert native_ran(f)
+    check(f, 1, 30)  # (warm)
+
+    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
+        raise _Timeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        start = time.perf_counter()
+        with pytest.raises(_Timeout):
+            f(10**6, 30)  # an hour of work if nothing stops it
+        elapsed = time.perf_counter() - start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert elapsed < 0.2 + 0.15, f"the handler ran {elapsed - 0.2:.3f} s late"
+    assert f.stats["interpreted_calls"] == 0  # the call ran natively until the signal
+
+
 def test_an_interrupted_writer_leaves_no_resume_point_behind() -> None:
     # The writer deopts for the signal and stores its resume point; the KeyboardInterrupt
     # is raised as the call returns, before anyone takes that point. A function that

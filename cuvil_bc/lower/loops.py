@@ -67,7 +67,7 @@ class LoopControl:
         self.blocks = blocks
         self.latches = self._plan_latches(fn, order, strips)
         self.latch_phi_map: dict[ir.PhiInstr, list[ir.PhiInstr]] = {}
-        self.polled, self.chunks = self._plan_polls(fn, strips)
+        self.polled, self.every_pass, self.chunks = self._plan_polls(fn, strips)
         self.signals_at_entry: ir.Value | None = None
         self.gil_budget: ir.Value | None = None
         if self.polled or self.chunks:
@@ -98,14 +98,28 @@ class LoopControl:
                 latches[header] = (self.em.block(f"latch.{header.name}"), back)
         return latches
 
-    def _plan_polls(self, fn: Function, strips: Container[BasicBlock]) -> tuple[set[BasicBlock], dict[BasicBlock, Chunked]]:
-        """The loop headers that test for signals (Ctrl-C) on every iteration, and the
-        innermost ``for ... in range(...)`` loops that test once per `CHUNK`
-        iterations instead: a test on every iteration would keep LLVM from
+    def _plan_polls(self, fn: Function, strips: Container[BasicBlock]) -> tuple[set[BasicBlock], set[BasicBlock], dict[BasicBlock, Chunked]]:
+        """The loop headers that test for signals (Ctrl-C), those of them that test on
+        every pass, and the innermost ``for ... in range(...)`` loops that test once
+        per `CHUNK` iterations instead: a test on every iteration would keep LLVM from
         vectorizing them (see `Chunked`). A loop that runs in strips (strips.py) tests
-        at its header, which it reaches once per strip."""
+        at its header, which it reaches once per strip.
+
+        The other headers test on the cold path of their pass count
+        (`_spend_gil_budget`), once every `GIL_REPORT_PASSES` passes of the function's
+        headers: the hot path is a decrement and a branch. (A test on every pass, an
+        atomic load, a compare and a branch, made gcd_sum ~5% slower, collatz ~17%,
+        and cost ~5% of a compile.) Except, testing on every pass:
+        * a loop that holds a chunked loop: the chunk's start reports its trip count
+          and fills the count again, which might then never run out at the header;
+        * a loop that calls anything: a call may take milliseconds (a compiled
+          recursive function, which does not poll; ``np.zeros(10**7)``), and Ctrl-C
+          would wait for 256 of them;
+        * a strip's header, reached once per strip (with a count there,
+          matmul_ikj_f32's strips ran ~20% slower)."""
         loops = natural_loops(fn)
         polled: set[BasicBlock] = set()
+        every_pass: set[BasicBlock] = set()
         chunks: dict[BasicBlock, Chunked] = {}
         for h, body in loops.items():
             term = h.terminator
@@ -119,7 +133,11 @@ class LoopControl:
                 chunks[h] = Chunked(self.em.block(f"chunk.{h.name}"), body, self.em.alloca(I64))
             else:
                 polled.add(h)
-        return polled, chunks
+        for h in polled:
+            body = loops[h]
+            if h in strips or body & chunks.keys() or any(isinstance(op, O.Call) for block in body for op in block.ops):
+                every_pass.add(h)
+        return polled, every_pass, chunks
 
     # -- edges ----------------------------------------------------------------------
 
@@ -238,10 +256,13 @@ class LoopControl:
     # -- signals and the GIL --------------------------------------------------------
 
     def before_terminator(self, block: BasicBlock) -> None:
-        """At a polled loop header, before its terminator: poll, and count a pass."""
-        if block in self.polled:
+        """At a polled loop header, before its terminator: count a pass, and poll for
+        signals, on every pass or on the count's cold path (see `_plan_polls`)."""
+        if block in self.every_pass:
             self.poll_signals()
-            self._count_down_gil()
+            self._spend_gil_budget(self.em.i64(1))
+        elif block in self.polled:
+            self._spend_gil_budget(self.em.i64(1), poll=True)
 
     def signal_count(self) -> ir.Value:
         """The runtime's count of signals so far (`cb_signal_generation`, which its
@@ -274,26 +295,26 @@ class LoopControl:
         inaccessible_only(fn)
         self.em.builder.call(fn, [units])
 
-    def _count_down_gil(self) -> None:
-        """At a polled loop header: count one pass (`_spend_gil_budget`)."""
-        self._spend_gil_budget(self.em.i64(1))
-
-    def _spend_gil_budget(self, units: ir.Value) -> None:
+    def _spend_gil_budget(self, units: ir.Value, poll: bool = False) -> None:
         """Count `units` iterations against the function's budget, and `report_work`
         them when it runs out (every `GIL_REPORT_PASSES`): a call of the runtime per
         pass of a header, or per entry of a short inner loop (a 3x3 stencil's), would
-        cost more than the iteration."""
+        cost more than the iteration. With `poll` (a header not in `every_pass`), test
+        for signals there too: see `_plan_polls`."""
         assert self.gil_budget is not None
         em, b = self.em, self.em.builder
         left = b.sub(b.load(self.gil_budget), units)
+        b.store(left, self.gil_budget)
         out = b.icmp_signed("<=", left, em.i64(0))
         report, counted = em.block("gil.report"), em.block("gil.counted")
         b.cbranch(out, report, counted).set_weights([1, 1 << 20])
         b.position_at_end(report)
         self.report_work(b.sub(em.i64(GIL_REPORT_PASSES), left))
+        b.store(em.i64(GIL_REPORT_PASSES), self.gil_budget)
+        if poll:
+            self.poll_signals()
         b.branch(counted)
         b.position_at_end(counted)
-        b.store(b.select(out, em.i64(GIL_REPORT_PASSES), left), self.gil_budget)
 
 
 def iter_field(b: ir.IRBuilder, state: ir.Value, k: int) -> ir.Value:
