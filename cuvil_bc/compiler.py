@@ -325,7 +325,10 @@ class Compiler:
                 if s in s.callees:  # calls itself directly
                     lower_recursive(module, s.fn, s.symbol, s.return_type, _Callees(s), s.pyfunc, points, s.drops)
                 else:
-                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points, drops=s.drops).run()
+                    # (only the interpreter calls the module's entry, unless a callee
+                    # calls it back: lower/loops.py polls for signals accordingly)
+                    natively = s is not spec or any(spec in c.callees for c in pending)
+                    FunctionLowering(module, s.fn, s.symbol, s.return_type, _Callees(s), pyfunc=s.pyfunc, resume_points=points, drops=s.drops, called_natively=natively).run()
                 s.resume_names = points
             except CompileError as e:
                 raise e.at(s.fn.location())

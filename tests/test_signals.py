@@ -128,6 +128,95 @@ def f(n, k):
     assert f.stats["interpreted_calls"] == 0  # the call ran natively until the signal
 
 
+#: Functions that native code calls, with fewer than 256 loop passes a call: in the
+#: module's entry a header tests for signals once per 256 passes of the call (the
+#: interpreter tests between calls), but native code calls these, and tests only
+#: on every pass would see a signal before the outermost call returns.
+CALLED_NATIVELY = {
+    "recursion of short loops": (
+        """
+def f(n):
+    if n < 2:
+        return n
+    s = 0
+    m = n * 12345
+    while m:
+        s += m % 10
+        m //= 10
+    return f(n - 1) + f(n - 2) + s % 2
+""",
+        (38,),  # ~1.5 s natively
+        (15,),
+    ),
+    "chunked loop calling a short loop": (
+        """
+def g(x):
+    s = 0
+    k = 0
+    y = x + 1
+    while k < 250:
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        y = (y * 1103515245 + 12345) % 2147483647
+        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
+        k += 1
+    return s
+
+def f(n):
+    t = 0
+    for i in range(n):  # (chunked: it tests once per 16384 passes, after ~1 s)
+        t += g(i)
+    return t
+""",
+        (16000,),
+        (100,),
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(CALLED_NATIVELY))
+def test_a_signal_stops_short_calls_that_native_code_makes(kind: str) -> None:
+    src, long_args, short_args = CALLED_NATIVELY[kind]
+    f = compile_source(src)
+    check(f, *short_args)
+    assert native_ran(f)
+
+    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
+        raise _Timeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        # The alarm repeats until its handler runs: a call that starts after a
+        # signal takes the count as it finds it, so a recursion's frames entered
+        # after one see it move only at the next (a known gap: see `_alarmed`).
+        signal.setitimer(signal.ITIMER_REAL, 0.2, 0.01)
+        start = time.perf_counter()
+        with pytest.raises(_Timeout):
+            f(*long_args)
+        elapsed = time.perf_counter() - start
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert elapsed < 0.2 + 0.1, f"the handler ran {elapsed - 0.2:.3f} s late"
+    assert f.stats["interpreted_calls"] == 0  # the call ran natively until the signal
+
+
 def test_an_interrupted_writer_leaves_no_resume_point_behind() -> None:
     # The writer deopts for the signal and stores its resume point; the KeyboardInterrupt
     # is raised as the call returns, before anyone takes that point. A function that

@@ -60,9 +60,11 @@ class FunctionLowering:
         pyfunc: object = None,
         resume_points: dict[str, ResumeInfo] | None = None,
         drops: frozenset[str] = frozenset(),
+        called_natively: bool = True,
     ) -> None:
         self.fn = fn
         self.ret = ret
+        self.called_natively = called_natively  # (by other native code: lower/loops.py polls for signals accordingly)
         self.llfn = declare_function(module, symbol, tuple(a.type for a in fn.args), ret)  # type: ignore[misc]
         self.em = em = Emitter(module, self.llfn)
         em.precise = fn.writes
@@ -99,7 +101,7 @@ class FunctionLowering:
         order = fn.rpo()
         for block in order:
             self.blocks[block] = em.block(block.name)
-        self.loops = LoopControl(em, fn, order, self.blocks, self.strips)
+        self.loops = LoopControl(em, fn, order, self.blocks, self.strips, self.called_natively)
         if self.floats.deferred or self.regions:
             em.prepare_warnings()
         em.builder.position_at_end(em.alloca_block)

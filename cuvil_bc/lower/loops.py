@@ -62,12 +62,15 @@ class LoopControl:
     (Without latches there, LLVM made nested loops of nanstd_2d's and jacobi_solve's
     ``if`` bodies: 3.7x and 2.7x Numba's time, 2.9x and 2.0x with them.)"""
 
-    def __init__(self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: Container[BasicBlock]) -> None:
+    def __init__(
+        self, em: Emitter, fn: Function, order: list[BasicBlock], blocks: dict[BasicBlock, ir.Block], strips: Container[BasicBlock],
+        called_natively: bool = True,
+    ) -> None:
         self.em = em
         self.blocks = blocks
         self.latches = self._plan_latches(fn, order, strips)
         self.latch_phi_map: dict[ir.PhiInstr, list[ir.PhiInstr]] = {}
-        self.polled, self.every_pass, self.chunks = self._plan_polls(fn, strips)
+        self.polled, self.every_pass, self.chunks = self._plan_polls(fn, strips, called_natively)
         self.signals_at_entry: ir.Value | None = None
         self.gil_budget: ir.Value | None = None
         if self.polled or self.chunks:
@@ -98,18 +101,24 @@ class LoopControl:
                 latches[header] = (self.em.block(f"latch.{header.name}"), back)
         return latches
 
-    def _plan_polls(self, fn: Function, strips: Container[BasicBlock]) -> tuple[set[BasicBlock], set[BasicBlock], dict[BasicBlock, Chunked]]:
+    def _plan_polls(self, fn: Function, strips: Container[BasicBlock], called_natively: bool) -> tuple[set[BasicBlock], set[BasicBlock], dict[BasicBlock, Chunked]]:
         """The loop headers that test for signals (Ctrl-C), those of them that test on
         every pass, and the innermost ``for ... in range(...)`` loops that test once
         per `CHUNK` iterations instead: a test on every iteration would keep LLVM from
         vectorizing them (see `Chunked`). A loop that runs in strips (strips.py) tests
         at its header, which it reaches once per strip.
 
-        The other headers test on the cold path of their pass count
-        (`_spend_gil_budget`), once every `GIL_REPORT_PASSES` passes of the function's
-        headers: the hot path is a decrement and a branch. (A test on every pass, an
-        atomic load, a compare and a branch, made gcd_sum ~5% slower, collatz ~17%,
-        and cost ~5% of a compile.) Except, testing on every pass:
+        In a function that only the interpreter calls (`called_natively` false: the
+        module's entry, which no callee calls back), the other headers test on the
+        cold path of their pass count (`_spend_gil_budget`), once every
+        `GIL_REPORT_PASSES` passes of the call's headers: the hot path is a decrement
+        and a branch. (A test on every pass, an atomic load, a compare and a branch,
+        made gcd_sum ~5% slower, collatz ~17%, and cost ~5% of a compile.) A call that
+        makes fewer passes returns to the interpreter, which tests for signals itself.
+        A function that native code calls (a callee, a recursive function) tests on
+        every pass: its count starts afresh at each call, and a recursion of short
+        calls, or a chunked loop that calls it, might never see it run out. In the
+        entry too, these headers test on every pass:
         * a loop that holds a chunked loop: the chunk's start reports its trip count
           and fills the count again, which might then never run out at the header;
         * a loop that calls anything: a call may take milliseconds (a compiled
@@ -135,7 +144,7 @@ class LoopControl:
                 polled.add(h)
         for h in polled:
             body = loops[h]
-            if h in strips or body & chunks.keys() or any(isinstance(op, O.Call) for block in body for op in block.ops):
+            if called_natively or h in strips or body & chunks.keys() or any(isinstance(op, O.Call) for block in body for op in block.ops):
                 every_pass.add(h)
         return polled, every_pass, chunks
 
