@@ -64,34 +64,39 @@ class _Timeout(Exception):
     pass
 
 
-def test_a_handler_the_program_sets_runs_during_a_native_loop() -> None:
-    src, long_args, short_args = LOOPS["while"]
-    f = compile_source(src)
-    check(f, *short_args)
+def _timed_out_after(call, repeat: float = 0.0) -> float:  # type: ignore[no-untyped-def]
+    """Seconds until `call()` raised _Timeout, which the handler of a SIGALRM 0.2 s
+    after the start raises (then every `repeat` s, if given). The signal comes from
+    the kernel: a thread of this process would wait for the GIL, which a native call
+    may keep for seconds."""
 
     def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
         raise _Timeout()
 
     previous = signal.signal(signal.SIGALRM, on_alarm)  # set after the first compile
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.2)
+        signal.setitimer(signal.ITIMER_REAL, 0.2, repeat)
         start = time.perf_counter()
         with pytest.raises(_Timeout):
-            f(*long_args)
-        assert time.perf_counter() - start < 0.7
+            call()
+        return time.perf_counter() - start
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
 
+def test_a_handler_the_program_sets_runs_during_a_native_loop() -> None:
+    src, long_args, short_args = LOOPS["while"]
+    f = compile_source(src)
+    check(f, *short_args)
+    assert _timed_out_after(lambda: f(*long_args)) < 0.7
+
+
 def test_a_signal_stops_a_loop_whose_passes_call_a_long_native_function() -> None:
-    # A loop header without calls in its loop polls for signals once per 256 passes
-    # (loops.GIL_REPORT_PASSES, on the budget's cold path). One whose passes call
-    # something polls on every pass: here each pass is a native fib(30) (~2-4 ms,
-    # loop-free: it polls nowhere), and the handler would wait ~0.5-1 s for 256 of
-    # them. (The signal comes from the kernel, a timer's: a thread of this process
-    # would wait for the GIL, which the native call keeps for seconds, as it counts
-    # one unit of work a pass: see docs/architecture.md.)
+    # A loop header without calls in its loop may test for signals once per 256
+    # passes (loops.GIL_REPORT_PASSES, on the count's cold path). One whose passes
+    # call something tests on every pass: here each pass is a native fib(30) (~2-4
+    # ms, loop-free: it tests nowhere), and the handler would wait ~0.5-1 s for 256.
     src = """
 def fib(n):
     if n < 2:
@@ -110,28 +115,15 @@ def f(n, k):
     check(f, 3, 10)
     assert native_ran(f)
     check(f, 1, 30)  # (warm)
-
-    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
-        raise _Timeout()
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    try:
-        signal.setitimer(signal.ITIMER_REAL, 0.2)
-        start = time.perf_counter()
-        with pytest.raises(_Timeout):
-            f(10**6, 30)  # an hour of work if nothing stops it
-        elapsed = time.perf_counter() - start
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    elapsed = _timed_out_after(lambda: f(10**6, 30))  # an hour of work if nothing stops it
     assert elapsed < 0.2 + 0.15, f"the handler ran {elapsed - 0.2:.3f} s late"
     assert f.stats["interpreted_calls"] == 0  # the call ran natively until the signal
 
 
-#: Functions that native code calls, with fewer than 256 loop passes a call: in the
-#: module's entry a header tests for signals once per 256 passes of the call (the
-#: interpreter tests between calls), but native code calls these, and tests only
-#: on every pass would see a signal before the outermost call returns.
+#: Functions that native code calls, with fewer than 256 loop passes a call. In the
+#: module's entry, a header may test for signals once per 256 passes of the call (the
+#: interpreter tests between calls); native code calls these, so only a test on
+#: every pass sees a signal before the outermost call returns.
 CALLED_NATIVELY = {
     "recursion of short loops": (
         """
@@ -155,27 +147,9 @@ def g(x):
     k = 0
     y = x + 1
     while k < 250:
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        y = (y * 1103515245 + 12345) % 2147483647
-        s += y % 97 + (y // 7) % 13 + (y // 11) % 17
-        k += 1
+"""
+        + "        y = (y * 1103515245 + 12345) % 2147483647\n        s += y % 97 + (y // 7) % 13 + (y // 11) % 17\n" * 10
+        + """        k += 1
     return s
 
 def f(n):
@@ -196,23 +170,9 @@ def test_a_signal_stops_short_calls_that_native_code_makes(kind: str) -> None:
     f = compile_source(src)
     check(f, *short_args)
     assert native_ran(f)
-
-    def on_alarm(signum, frame):  # type: ignore[no-untyped-def]
-        raise _Timeout()
-
-    previous = signal.signal(signal.SIGALRM, on_alarm)
-    try:
-        # The alarm repeats until its handler runs: a call that starts after a
-        # signal takes the count as it finds it, so a recursion's frames entered
-        # after one see it move only at the next (a known gap: see `_alarmed`).
-        signal.setitimer(signal.ITIMER_REAL, 0.2, 0.01)
-        start = time.perf_counter()
-        with pytest.raises(_Timeout):
-            f(*long_args)
-        elapsed = time.perf_counter() - start
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
+    # (The alarm repeats: a recursion's frames entered after a signal see the count
+    # move only at the next, a known gap: see `_alarmed`.)
+    elapsed = _timed_out_after(lambda: f(*long_args), repeat=0.01)
     assert elapsed < 0.2 + 0.1, f"the handler ran {elapsed - 0.2:.3f} s late"
     assert f.stats["interpreted_calls"] == 0  # the call ran natively until the signal
 
