@@ -113,8 +113,9 @@ class LoopControl:
         cold path of their pass count (`_spend_gil_budget`), once every
         `GIL_REPORT_PASSES` passes of the call's headers: the hot path is a decrement
         and a branch. (A test on every pass, an atomic load, a compare and a branch,
-        made gcd_sum ~5% slower, collatz ~17%, and cost ~5% of a compile.) A call that
-        makes fewer passes returns to the interpreter, which tests for signals itself.
+        made collatz and gcd_sum ~5% slower, and cost up to ~5% of a compile.) A call
+        that makes fewer passes returns to the interpreter, which tests for signals
+        itself.
         A function that native code calls (a callee, a recursive function) tests on
         every pass: its count starts afresh at each call, and a recursion of short
         calls, or a chunked loop that calls it, might never see it run out. In the
